@@ -1,0 +1,19 @@
+//! `xprof-sql`: SQL over accelerator profiles.
+//!
+//! This crate is the `xprof-sql` command-line tool and a facade over the
+//! library crates:
+//!
+//! - [`format`] (`xprof-format`): the tables, their Arrow schemas and the
+//!   Parquet dataset layout;
+//! - [`convert`] (`xprof-convert`): profile formats to Arrow batches;
+//! - [`query`] (`xprof-query`): the DataFusion session, tables and views.
+//!
+//! [`output`] writes query results as a table, CSV, JSON or Parquet.
+
+#![warn(missing_docs)]
+
+pub mod output;
+
+pub use xprof_convert as convert;
+pub use xprof_format as format;
+pub use xprof_query as query;

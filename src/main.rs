@@ -1,0 +1,432 @@
+//! The `xprof-sql` command: SQL over profiles, an interactive shell,
+//! conversion to Parquet, a look inside XSpace files, and the schema.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand};
+use xprof_sql::convert::batch;
+use xprof_sql::convert::xspace::{self, XSpaceOptions};
+use xprof_sql::format::dataset::WriteOptions;
+use xprof_sql::format::{Table, docs};
+use xprof_sql::output::{OutputFormat, write_stream};
+use xprof_sql::query::views::VIEWS;
+use xprof_sql::query::{OpenOptions, ProfileSession};
+
+#[derive(Parser)]
+#[command(
+    name = "xprof-sql",
+    version,
+    about = "SQL over accelerator profiles (XSpace) with Apache DataFusion and Parquet"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run SQL over profiles; without -e/-f, an interactive shell.
+    Query {
+        /// Profile files, run folders, log folders or converted datasets.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// SQL to run (several statements separated by `;`).
+        #[arg(short = 'e', long = "execute")]
+        sql: Option<String>,
+        /// File of SQL to run.
+        #[arg(short = 'f', long = "file", conflicts_with = "sql")]
+        sql_file: Option<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "table")]
+        format: OutputFormat,
+        /// Write results to FILE instead of standard output.
+        #[arg(short = 'o', long = "output")]
+        output: Option<PathBuf>,
+        /// Run to open in a log folder (default: the latest).
+        #[arg(long)]
+        run: Option<String>,
+    },
+    /// Interactive SQL shell over profiles.
+    Shell {
+        /// Profile files, run folders, log folders or converted datasets.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Run to open in a log folder (default: the latest).
+        #[arg(long)]
+        run: Option<String>,
+    },
+    /// Convert profiles to a Parquet dataset (one folder per table).
+    Convert {
+        /// Profile files, run folders or log folders.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Dataset folder; converting into an existing one adds traces.
+        #[arg(short = 'o', long = "output", required = true)]
+        output: PathBuf,
+        /// Run to convert in a log folder (default: the latest).
+        #[arg(long)]
+        run: Option<String>,
+        /// ZSTD level of the Parquet files.
+        #[arg(long, default_value_t = 1)]
+        zstd_level: i32,
+        /// Files converted at once (default: the number of cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// No progress on standard error.
+        #[arg(short, long)]
+        quiet: bool,
+    },
+    /// Planes, lines, event counts and stat names of an XSpace file.
+    Inspect {
+        /// An `.xplane.pb` file (optionally `.gz`).
+        input: PathBuf,
+        /// JSON in the shape of XProf's `list_xplane_lines`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The tables and columns, with their meaning.
+    Schema {
+        /// One table (default: all, and the views).
+        table: Option<String>,
+        /// Markdown (as docs/schema.md).
+        #[arg(long)]
+        markdown: bool,
+    },
+}
+
+type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("xprof-sql: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xprof-sql: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> AnyResult<()> {
+    match cli.command {
+        Command::Query {
+            inputs,
+            sql,
+            sql_file,
+            format,
+            output,
+            run,
+        } => {
+            let session = open(&inputs, run).await?;
+            let sql = match (sql, sql_file) {
+                (Some(s), _) => s,
+                (None, Some(f)) => {
+                    std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?
+                }
+                (None, None) => return shell(&session).await,
+            };
+            query(&session, &sql, format, output.as_deref()).await
+        }
+        Command::Shell { inputs, run } => shell(&open(&inputs, run).await?).await,
+        Command::Convert {
+            inputs,
+            output,
+            run,
+            zstd_level,
+            threads,
+            quiet,
+        } => convert(&inputs, &output, run, zstd_level, threads, quiet),
+        Command::Inspect { input, json } => inspect(&input, json),
+        Command::Schema { table, markdown } => {
+            let t = match table.as_deref() {
+                Some(name) => Some(Table::from_name(name).ok_or_else(|| {
+                    let names: Vec<_> = Table::ALL.iter().map(|t| t.name()).collect();
+                    format!("no table {name:?}; tables: {}", names.join(", "))
+                })?),
+                None => None,
+            };
+            if markdown {
+                print!("{}", docs::markdown());
+            } else {
+                print!("{}", docs::text(t));
+                if t.is_none() {
+                    println!("views:");
+                    for v in VIEWS {
+                        println!("  {}: {}", v.name, v.doc);
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+async fn open(inputs: &[PathBuf], run: Option<String>) -> AnyResult<ProfileSession> {
+    let mut session = ProfileSession::new();
+    let options = OpenOptions {
+        run,
+        ..Default::default()
+    };
+    session.open(inputs, &options).await?;
+    Ok(session)
+}
+
+/// Statements of a script, split on `;` outside quotes.
+fn statements(sql: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    for ch in sql.chars() {
+        match (quote, ch) {
+            (None, '\'' | '"') => quote = Some(ch),
+            (Some(q), c) if c == q => quote = None,
+            (None, ';') => {
+                if !cur.trim().is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+async fn query(
+    session: &ProfileSession,
+    sql: &str,
+    format: OutputFormat,
+    output: Option<&Path>,
+) -> AnyResult<()> {
+    let stmts = statements(sql);
+    if stmts.is_empty() {
+        return Err("no SQL statement given".into());
+    }
+    let mut file_out: Option<std::io::BufWriter<std::fs::File>> = match (format, output) {
+        (OutputFormat::Parquet, _) | (_, None) => None,
+        (_, Some(p)) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,
+        )),
+    };
+    let stdout = std::io::stdout();
+    for stmt in &stmts {
+        let df = session.sql(stmt).await?;
+        let stream = df.execute_stream().await?;
+        match file_out.as_mut() {
+            Some(f) => write_stream(stream, format, f, output).await?,
+            None => write_stream(stream, format, &mut stdout.lock(), output).await?,
+        };
+    }
+    if let Some(mut f) = file_out {
+        f.flush()?;
+    }
+    Ok(())
+}
+
+async fn shell(session: &ProfileSession) -> AnyResult<()> {
+    let interactive = std::io::stdin().is_terminal();
+    if interactive {
+        eprintln!("xprof-sql shell: SQL ending in `;`, `.tables`, `.schema [TABLE]`, `.quit`");
+    }
+    let stdin = std::io::stdin();
+    let mut buf = String::new();
+    let prompt = |more: bool| {
+        if interactive {
+            eprint!("{}", if more { "   ...> " } else { "xprof> " });
+        }
+    };
+    prompt(false);
+    for line in stdin.lock().lines() {
+        let line = line?;
+        let trimmed = line.trim();
+        if buf.is_empty() && trimmed.starts_with('.') {
+            let mut parts = trimmed.split_whitespace();
+            match parts.next() {
+                Some(".quit" | ".exit") => return Ok(()),
+                Some(".tables") => {
+                    for t in Table::ALL {
+                        println!("{}", t.name());
+                    }
+                    for v in VIEWS {
+                        println!("{} (view)", v.name);
+                    }
+                }
+                Some(".schema") => {
+                    let t = parts.next().and_then(Table::from_name);
+                    print!("{}", docs::text(t));
+                }
+                _ => eprintln!("commands: .tables  .schema [TABLE]  .quit"),
+            }
+            prompt(false);
+            continue;
+        }
+        buf.push_str(&line);
+        buf.push('\n');
+        if trimmed.ends_with(';') {
+            if let Err(e) = query(session, &buf, OutputFormat::Table, None).await {
+                eprintln!("error: {e}");
+            }
+            buf.clear();
+        }
+        prompt(!buf.is_empty());
+    }
+    if !buf.trim().is_empty() {
+        query(session, &buf, OutputFormat::Table, None).await?;
+    }
+    Ok(())
+}
+
+fn convert(
+    inputs: &[PathBuf],
+    output: &Path,
+    run: Option<String>,
+    zstd_level: i32,
+    threads: Option<usize>,
+    quiet: bool,
+) -> AnyResult<()> {
+    let mut files = Vec::new();
+    for i in inputs {
+        files.extend(xprof_sql::convert::input::discover(i, run.as_deref())?);
+    }
+    let start = Instant::now();
+    let total: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(&f.path).ok())
+        .map(|m| m.len())
+        .sum();
+    let mut options = XSpaceOptions::default();
+    if !quiet && std::io::stderr().is_terminal() {
+        let last = std::sync::Mutex::new(Instant::now());
+        options.progress = Some(Arc::new(move |done, all| {
+            let mut l = last.lock().expect("progress lock");
+            if l.elapsed().as_millis() > 300 {
+                *l = Instant::now();
+                eprint!(
+                    "\rconverting: {:5.1}% of {:.1} MiB",
+                    done as f64 * 100.0 / all.max(1) as f64,
+                    all as f64 / 1048576.0
+                );
+            }
+        }));
+    }
+    let write = WriteOptions {
+        zstd_level,
+        ..Default::default()
+    };
+    let threads = threads.unwrap_or_else(batch::default_threads);
+    let converted = batch::convert_to_dataset(&files, output, &options, &write, threads, None)?;
+    if !quiet {
+        eprint!("\r");
+        for c in &converted {
+            eprintln!(
+                "trace {} {} ({}): {} planes, {} lines, {} events, {} event stats",
+                c.trace_id,
+                c.file.host,
+                c.file.path.display(),
+                c.summary.planes,
+                c.summary.lines,
+                c.summary.events,
+                c.summary.event_stats
+            );
+            for w in &c.summary.warnings {
+                eprintln!("  warning: {w}");
+            }
+        }
+        let secs = start.elapsed().as_secs_f64();
+        eprintln!(
+            "wrote {} ({:.1} MiB in {:.2} s, {:.0} MiB/s)",
+            output.display(),
+            total as f64 / 1048576.0,
+            secs,
+            total as f64 / 1048576.0 / secs.max(1e-9)
+        );
+    }
+    Ok(())
+}
+
+fn inspect(input: &Path, json: bool) -> AnyResult<()> {
+    let bytes = xprof_sql::convert::input::open(input)?;
+    let planes = xspace::inspect(&bytes, input)?;
+    if json {
+        let planes_json: Vec<String> = planes
+            .iter()
+            .map(|p| {
+                let lines: Vec<String> = p
+                    .lines
+                    .iter()
+                    .map(|l| {
+                        format!(
+                            "{{\"name\": {}, \"event_count\": {}}}",
+                            json_str(&l.name),
+                            l.event_count
+                        )
+                    })
+                    .collect();
+                format!(
+                    "{{\"name\": {}, \"lines\": [{}], \"total_events\": {}}}",
+                    json_str(&p.name),
+                    lines.join(", "),
+                    p.total_events
+                )
+            })
+            .collect();
+        println!("{{\"planes\": [{}]}}", planes_json.join(", "));
+        return Ok(());
+    }
+    println!("{} ({} planes)", input.display(), planes.len());
+    for p in &planes {
+        println!(
+            "plane {:?} (id {}): {} lines, {} events, {} event metadata, {} plane stats",
+            p.name,
+            p.id,
+            p.lines.len(),
+            p.total_events,
+            p.event_metadata,
+            p.plane_stats
+        );
+        for l in &p.lines {
+            println!(
+                "  line {:?} (id {}): {} events",
+                l.name, l.id, l.event_count
+            );
+        }
+        if !p.stat_names.is_empty() {
+            println!("  stats: {}", p.stat_names.join(", "));
+        }
+    }
+    Ok(())
+}
+
+fn json_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}

@@ -1,0 +1,147 @@
+//! Writing query results: an aligned table, CSV (with a header row), JSON
+//! (an array of objects) or Parquet.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, RecordBatch};
+use arrow::compute::cast;
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::physical_plan::SendableRecordBatchStream;
+use futures_util::StreamExt;
+
+/// Output formats of `xprof-sql query`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// An aligned text table.
+    Table,
+    /// CSV with a header row.
+    Csv,
+    /// A JSON array of objects.
+    Json,
+    /// Parquet (needs an output file).
+    Parquet,
+}
+
+/// Dictionary columns become their value type (CSV and JSON writers and
+/// most readers want plain strings).
+pub fn plain_schema(schema: &Schema) -> SchemaRef {
+    Arc::new(Schema::new(
+        schema
+            .fields()
+            .iter()
+            .map(|f| match f.data_type() {
+                DataType::Dictionary(_, v) => Field::new(f.name(), (**v).clone(), f.is_nullable()),
+                _ => f.as_ref().clone(),
+            })
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// `batch` with dictionary columns cast to their value type.
+pub fn plain_batch(batch: &RecordBatch) -> Result<RecordBatch> {
+    let schema = plain_schema(batch.schema().as_ref());
+    let columns = batch
+        .columns()
+        .iter()
+        .zip(schema.fields())
+        .map(|(c, f)| {
+            if c.data_type() == f.data_type() {
+                Ok(c.clone())
+            } else {
+                cast(c, f.data_type())
+            }
+        })
+        .collect::<std::result::Result<Vec<ArrayRef>, _>>()?;
+    Ok(RecordBatch::try_new(schema, columns)?)
+}
+
+/// Streams `stream` to `out` in `format`; Parquet goes to `parquet_path`
+/// (written to a temporary name, renamed when complete). Returns the rows
+/// written.
+pub async fn write_stream(
+    mut stream: SendableRecordBatchStream,
+    format: OutputFormat,
+    out: &mut dyn Write,
+    parquet_path: Option<&Path>,
+) -> Result<usize> {
+    let mut rows = 0;
+    match format {
+        OutputFormat::Table => {
+            let mut batches = Vec::new();
+            while let Some(b) = stream.next().await {
+                let b = plain_batch(&b?)?;
+                rows += b.num_rows();
+                batches.push(b);
+            }
+            if batches.is_empty() {
+                batches.push(RecordBatch::new_empty(plain_schema(
+                    stream.schema().as_ref(),
+                )));
+            }
+            writeln!(
+                out,
+                "{}",
+                arrow::util::pretty::pretty_format_batches(&batches)?
+            )?;
+        }
+        OutputFormat::Csv => {
+            let mut w = arrow::csv::WriterBuilder::new()
+                .with_header(true)
+                .build(&mut *out);
+            let mut any = false;
+            while let Some(b) = stream.next().await {
+                let b = plain_batch(&b?)?;
+                rows += b.num_rows();
+                w.write(&b)?;
+                any = true;
+            }
+            if !any {
+                w.write(&RecordBatch::new_empty(plain_schema(
+                    stream.schema().as_ref(),
+                )))?;
+            }
+        }
+        OutputFormat::Json => {
+            let mut w = arrow::json::ArrayWriter::new(&mut *out);
+            while let Some(b) = stream.next().await {
+                let b = plain_batch(&b?)?;
+                rows += b.num_rows();
+                w.write(&b)?;
+            }
+            w.finish()?;
+            if rows == 0 {
+                write!(out, "[]")?;
+            }
+            writeln!(out)?;
+        }
+        OutputFormat::Parquet => {
+            let path = parquet_path.ok_or_else(|| {
+                DataFusionError::Plan("--format parquet needs an output file (-o FILE)".into())
+            })?;
+            let tmp = path.with_extension("parquet.tmp");
+            let result = async {
+                let file = File::create(&tmp)?;
+                let mut w = parquet::arrow::ArrowWriter::try_new(file, stream.schema(), None)?;
+                let mut n = 0;
+                while let Some(b) = stream.next().await {
+                    let b = b?;
+                    n += b.num_rows();
+                    w.write(&b)?;
+                }
+                w.close()?;
+                std::fs::rename(&tmp, path)?;
+                Ok::<usize, DataFusionError>(n)
+            }
+            .await;
+            if result.is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            rows = result?;
+        }
+    }
+    Ok(rows)
+}

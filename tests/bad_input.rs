@@ -1,0 +1,128 @@
+//! Bad input gets a clear error naming the file, the format and the byte
+//! offset; never a panic, never a partial Parquet file.
+
+mod common;
+
+use common::*;
+use prost::Message;
+use xprof_sql::convert::batch::{convert_file, convert_to_dataset};
+use xprof_sql::convert::input::ProfileFile;
+use xprof_sql::convert::sink::MemorySink;
+use xprof_sql::convert::synthetic::*;
+use xprof_sql::convert::xspace::{self, XSpaceOptions};
+use xprof_sql::format::dataset::WriteOptions;
+
+fn convert_err(bytes: &[u8]) -> Option<String> {
+    let mut sink = MemorySink::default();
+    xspace::convert(bytes, &source(0), &XSpaceOptions::default(), &mut sink)
+        .err()
+        .map(|e| e.to_string())
+}
+
+#[test]
+fn every_truncation_of_a_real_file_errors_or_converts_without_panic() {
+    let bytes = std::fs::read(cpu_fixture("jax_cpu_nested_4steps")).unwrap();
+    let mut errors = 0;
+    // Every prefix length would take long in a debug build; a stride
+    // covering all field boundaries of the first KB and then sparser.
+    let cuts: Vec<usize> = (0..1024).chain((1024..bytes.len()).step_by(997)).collect();
+    for cut in cuts {
+        if let Some(msg) = convert_err(&bytes[..cut]) {
+            errors += 1;
+            assert!(
+                msg.contains("test.xplane.pb") && msg.contains("invalid XSpace at byte"),
+                "{msg}"
+            );
+        }
+    }
+    assert!(errors > 100, "truncations are detected ({errors})");
+}
+
+#[test]
+fn corrupted_bytes_never_panic() {
+    let base = tpu_space(&TpuSpec::default()).encode_to_vec();
+    let mut rng = Rng::new(3);
+    for _ in 0..300 {
+        let mut b = base.clone();
+        for _ in 0..4 {
+            let i = rng.range(0, b.len() as i64) as usize;
+            b[i] = rng.range(0, 256) as u8;
+        }
+        let _ = convert_err(&b);
+    }
+}
+
+#[test]
+fn wrong_format_is_named() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("trace.json");
+    std::fs::write(&p, b"{\"traceEvents\": []}").unwrap();
+    let f = ProfileFile {
+        path: p,
+        run: None,
+        host: "h".into(),
+    };
+    let e = convert_file(&f, 0, &XSpaceOptions::default(), &mut MemorySink::default()).unwrap_err();
+    assert!(e.to_string().contains("trace.json"), "{e}");
+    let p = d.path().join("x.bin");
+    std::fs::write(&p, b"\xff\xfe garbage").unwrap();
+    let f = ProfileFile {
+        path: p,
+        run: None,
+        host: "h".into(),
+    };
+    let e = convert_file(&f, 0, &XSpaceOptions::default(), &mut MemorySink::default()).unwrap_err();
+    assert!(e.to_string().contains("first byte 0xff"), "{e}");
+}
+
+#[test]
+fn a_failed_conversion_leaves_no_parquet_file() {
+    let d = tempfile::tempdir().unwrap();
+    let good = d.path().join("good.xplane.pb");
+    std::fs::copy(cpu_fixture("jax_cpu_nested_4steps"), &good).unwrap();
+    let bad = d.path().join("bad.xplane.pb");
+    let bytes = std::fs::read(&good).unwrap();
+    std::fs::write(&bad, &bytes[..bytes.len() - 3]).unwrap();
+    let out = d.path().join("out");
+    let files = vec![ProfileFile {
+        path: bad,
+        run: None,
+        host: "bad".into(),
+    }];
+    let e = convert_to_dataset(
+        &files,
+        &out,
+        &XSpaceOptions::default(),
+        &WriteOptions::default(),
+        1,
+        None,
+    );
+    assert!(e.is_err());
+    let left: Vec<_> = walk(&out);
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn empty_and_plane_less_files_convert() {
+    assert!(convert_err(&[]).is_none());
+    let space = xprof_sql::format::wire::XSpace {
+        errors: vec!["lost events".into()],
+        ..Default::default()
+    };
+    assert!(convert_err(&space.encode_to_vec()).is_none());
+}

@@ -1,0 +1,232 @@
+//! End-to-end tests of the `xprof-sql` command on the bundled real profile.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+
+fn xprof_sql(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_xprof-sql"))
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn example() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/data/jax_cpu_mlp.xplane.pb")
+        .to_string_lossy()
+        .into_owned()
+}
+
+const README_QUERY: &str = "SELECT d.name, t.name AS track, count(*) AS n, sum(e.dur_ps)/1e6 AS total_us \
+    FROM events e JOIN tracks t USING (trace_id, track_id) JOIN devices d USING (trace_id, device_id) \
+    GROUP BY 1,2 ORDER BY n DESC";
+
+#[test]
+fn query_csv_has_a_header_and_the_per_line_counts() {
+    let (ok, out, err) = xprof_sql(&["query", &example(), "-e", README_QUERY, "--format", "csv"]);
+    assert!(ok, "{err}");
+    let mut lines = out.lines();
+    assert_eq!(lines.next(), Some("name,track,n,total_us"));
+    let total: u64 = lines
+        .map(|l| l.split(',').nth(2).unwrap().parse::<u64>().unwrap())
+        .sum();
+    // XProf's list_xplane_lines on the same file: 391 events.
+    assert_eq!(total, 391);
+}
+
+#[test]
+fn convert_then_query_the_dataset_gives_the_same_answer_and_adds_traces() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("ds");
+    let out_s = out.to_string_lossy().into_owned();
+    let (ok, _, err) = xprof_sql(&["convert", &example(), "-o", &out_s, "--quiet"]);
+    assert!(ok, "{err}");
+    let q =
+        "SELECT count(*) AS n, sum(dur_ps) AS d, count(DISTINCT trace_id) AS traces FROM events";
+    let (ok, from_raw, err) = xprof_sql(&["query", &example(), "-e", q, "--format", "csv"]);
+    assert!(ok, "{err}");
+    let (ok, from_ds, err) = xprof_sql(&["query", &out_s, "-e", q, "--format", "csv"]);
+    assert!(ok, "{err}");
+    assert_eq!(from_raw, from_ds);
+    // A second trace into the same folder adds files, rewrites none.
+    let before: Vec<_> = std::fs::read_dir(out.join("events"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    let mtime = std::fs::metadata(&before[0]).unwrap().modified().unwrap();
+    let second = cpu_fixture("jax_cpu_nested_4steps")
+        .to_string_lossy()
+        .into_owned();
+    let (ok, _, err) = xprof_sql(&["convert", &second, "-o", &out_s, "--quiet"]);
+    assert!(ok, "{err}");
+    assert_eq!(std::fs::read_dir(out.join("events")).unwrap().count(), 2);
+    assert_eq!(
+        std::fs::metadata(&before[0]).unwrap().modified().unwrap(),
+        mtime
+    );
+    let (ok, csv, err) = xprof_sql(&[
+        "query",
+        &out_s,
+        "-e",
+        "SELECT trace_id, host, count(*) FROM traces JOIN events USING (trace_id) GROUP BY 1, 2 ORDER BY 1",
+        "--format",
+        "csv",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        csv.lines().collect::<Vec<_>>(),
+        [
+            "trace_id,host,count(*)",
+            "0,jax_cpu_mlp,391",
+            "1,jax_cpu_nested_4steps,207"
+        ]
+    );
+}
+
+#[test]
+fn several_inputs_are_several_traces() {
+    let a = example();
+    let b = cpu_fixture("jax_cpu_nested_4steps")
+        .to_string_lossy()
+        .into_owned();
+    let (ok, out, err) = xprof_sql(&[
+        "query",
+        &a,
+        &b,
+        "-e",
+        "SELECT trace_id, count(*) AS n FROM events GROUP BY 1 ORDER BY 1",
+        "--format",
+        "json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!([{"trace_id": 0, "n": 391}, {"trace_id": 1, "n": 207}])
+    );
+}
+
+#[test]
+fn log_folder_opens_the_latest_run() {
+    let d = tempfile::tempdir().unwrap();
+    for (run, src) in [
+        ("2026_01_01", cpu_fixture("jax_cpu_nested_4steps")),
+        ("2026_02_01", cpu_fixture("jax_cpu_mlp_5steps_w128")),
+    ] {
+        let r = d.path().join("plugins/profile").join(run);
+        std::fs::create_dir_all(&r).unwrap();
+        std::fs::copy(&src, r.join("hostA.xplane.pb")).unwrap();
+    }
+    let dir = d.path().to_string_lossy().into_owned();
+    let q = "SELECT run, host, (SELECT count(*) FROM events) AS n FROM traces";
+    let (ok, out, err) = xprof_sql(&["query", &dir, "-e", q, "--format", "csv"]);
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().nth(1), Some("2026_02_01,hostA,391"));
+    let (ok, out, err) = xprof_sql(&[
+        "query",
+        &dir,
+        "--run",
+        "2026_01_01",
+        "-e",
+        q,
+        "--format",
+        "csv",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().nth(1), Some("2026_01_01,hostA,207"));
+}
+
+#[test]
+fn parquet_output_is_written_whole() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("r.parquet");
+    let (ok, _, err) = xprof_sql(&[
+        "query",
+        &example(),
+        "-e",
+        "SELECT name, dur_ps FROM events",
+        "--format",
+        "parquet",
+        "-o",
+        &f.to_string_lossy(),
+    ]);
+    assert!(ok, "{err}");
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        std::fs::File::open(&f).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(reader.metadata().file_metadata().num_rows(), 391);
+    assert!(!d.path().join("r.parquet.tmp").exists());
+}
+
+#[test]
+fn inspect_json_and_schema() {
+    let (ok, out, err) = xprof_sql(&["inspect", &example(), "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let total: u64 = v["planes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["total_events"].as_u64().unwrap())
+        .sum();
+    assert_eq!(total, 391);
+    let (ok, out, _) = xprof_sql(&["schema", "events"]);
+    assert!(ok);
+    assert!(out.contains("self_ps") && out.contains("step_event_id"));
+    let (ok, md, _) = xprof_sql(&["schema", "--markdown"]);
+    assert!(ok);
+    let on_disk =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema.md"))
+            .unwrap();
+    assert_eq!(md, on_disk);
+    let (ok, _, err) = xprof_sql(&["schema", "nope"]);
+    assert!(!ok && err.contains("no table \"nope\""));
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("cut.xplane.pb");
+    let bytes = std::fs::read(example()).unwrap();
+    std::fs::write(&f, &bytes[..1000]).unwrap();
+    let (ok, _, err) = xprof_sql(&["query", &f.to_string_lossy(), "-e", "SELECT 1"]);
+    assert!(!ok);
+    assert!(
+        err.contains("cut.xplane.pb") && err.contains("at byte"),
+        "{err}"
+    );
+    let (ok, _, err) = xprof_sql(&["query", &example(), "-e", "SELECT nope FROM events"]);
+    assert!(!ok && err.contains("nope"), "{err}");
+}
+
+#[test]
+fn shell_runs_statements_from_stdin() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_xprof-sql"))
+        .args(["shell", &example()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b".tables\nSELECT count(*) AS n\nFROM events;\n.quit\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("event_stats (view)"), "{s}");
+    assert!(s.contains("| 391 |"), "{s}");
+}

@@ -1,0 +1,87 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use arrow::array::{Array, AsArray, RecordBatch};
+use arrow::compute::concat_batches;
+use arrow::datatypes::DataType;
+use xprof_sql::convert::sink::MemorySink;
+use xprof_sql::convert::xspace::{self, Summary, TraceSource, XSpaceOptions};
+use xprof_sql::format::Table;
+
+/// The real JAX CPU profiles (see tests/fixtures/xspace/README.md).
+pub const REAL_CPU: [&str; 3] = [
+    "jax_cpu_mlp_5steps_w128",
+    "jax_cpu_mlp_20steps_w256",
+    "jax_cpu_nested_4steps",
+];
+
+/// Real GPU profiles captured on an H200 (tests/fixtures/gpu/README.md).
+pub const REAL_GPU: [&str; 2] = ["jax_gpu", "jax_pallas"];
+
+pub fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
+}
+
+pub fn cpu_fixture(stem: &str) -> PathBuf {
+    fixture(&format!("xspace/{stem}.xplane.pb"))
+}
+
+pub fn gpu_fixture(stem: &str) -> PathBuf {
+    fixture(&format!("gpu/{stem}.xplane.pb"))
+}
+
+pub fn source(trace_id: i32) -> TraceSource {
+    TraceSource {
+        trace_id,
+        path: "test.xplane.pb".into(),
+        run: None,
+        host: "test".into(),
+    }
+}
+
+/// Converts bytes into memory.
+pub fn convert_bytes(bytes: &[u8], options: &XSpaceOptions) -> (MemorySink, Summary) {
+    let mut sink = MemorySink::default();
+    let summary = xspace::convert(bytes, &source(0), options, &mut sink).expect("converts");
+    (sink, summary)
+}
+
+/// One table as a single batch (empty batch when no rows).
+pub fn table(sink: &MemorySink, t: Table) -> RecordBatch {
+    let batches = sink.tables.get(&t).cloned().unwrap_or_default();
+    concat_batches(&t.schema(), &batches).expect("same schema")
+}
+
+/// A column as strings (NULL as "NULL"), whatever its type.
+pub fn strings(batch: &RecordBatch, name: &str) -> Vec<String> {
+    let col = batch
+        .column_by_name(name)
+        .unwrap_or_else(|| panic!("no column {name}"));
+    let col = arrow::compute::cast(col, &DataType::Utf8).expect("castable");
+    let s = col.as_string::<i32>();
+    (0..s.len())
+        .map(|i| {
+            if s.is_null(i) {
+                "NULL".into()
+            } else {
+                s.value(i).to_string()
+            }
+        })
+        .collect()
+}
+
+/// An Int64 column (NULL as None).
+pub fn i64s(batch: &RecordBatch, name: &str) -> Vec<Option<i64>> {
+    let col = batch
+        .column_by_name(name)
+        .unwrap_or_else(|| panic!("no column {name}"));
+    let col = arrow::compute::cast(col, &DataType::Int64).expect("castable");
+    let a = col.as_primitive::<arrow::datatypes::Int64Type>();
+    (0..a.len())
+        .map(|i| a.is_valid(i).then(|| a.value(i)))
+        .collect()
+}

@@ -1,0 +1,359 @@
+//! Derived columns (nesting, self time, containing step/module, promoted
+//! stats, flows, counters) and odd-but-valid input, on synthetic XSpace
+//! files built with the documented names (no real TPU/GPU capture has
+//! these lines; the inputs here are synthetic).
+
+mod common;
+
+use common::*;
+use prost::Message;
+use xprof_sql::convert::synthetic::*;
+use xprof_sql::convert::xspace::XSpaceOptions;
+use xprof_sql::format::Table;
+use xprof_sql::format::wire::*;
+
+fn opts(batch_rows: usize) -> XSpaceOptions {
+    XSpaceOptions {
+        batch_rows,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn tpu_ops_get_their_step_module_and_cost_model() {
+    let spec = TpuSpec {
+        devices: 2,
+        steps: 3,
+        ops_per_step: 5,
+    };
+    let (sink, _) = convert_bytes(&tpu_space(&spec).encode_to_vec(), &opts(1 << 16));
+    let ev = table(&sink, Table::Events);
+    let tracks = table(&sink, Table::Tracks);
+    let track_kind: std::collections::BTreeMap<i64, String> = i64s(&tracks, "track_id")
+        .into_iter()
+        .map(Option::unwrap)
+        .zip(strings(&tracks, "kind"))
+        .collect();
+    let ids = i64s(&ev, "event_id");
+    let kinds: Vec<String> = i64s(&ev, "track_id")
+        .iter()
+        .map(|t| track_kind[&t.unwrap()].clone())
+        .collect();
+    let ts = i64s(&ev, "ts_ps");
+    let dur = i64s(&ev, "dur_ps");
+    let step = i64s(&ev, "step_event_id");
+    let module = i64s(&ev, "module_event_id");
+    let device_of: std::collections::BTreeMap<i64, i64> = i64s(&tracks, "track_id")
+        .into_iter()
+        .map(Option::unwrap)
+        .zip(i64s(&tracks, "device_id").into_iter().map(Option::unwrap))
+        .collect();
+    let dev: Vec<i64> = i64s(&ev, "track_id")
+        .iter()
+        .map(|t| device_of[&t.unwrap()])
+        .collect();
+    let pos = |id: i64| ids.iter().position(|x| *x == Some(id)).unwrap();
+    let mut ops = 0;
+    for i in 0..ev.num_rows() {
+        if kinds[i] != "xla_ops" {
+            continue;
+        }
+        ops += 1;
+        let (s, m) = (
+            pos(step[i].expect("op in a step")),
+            pos(module[i].expect("op in a module")),
+        );
+        assert_eq!(kinds[s], "steps");
+        assert_eq!(kinds[m], "xla_modules");
+        assert_eq!(dev[s], dev[i], "containers come from the same plane");
+        for c in [s, m] {
+            assert!(
+                ts[c] <= ts[i]
+                    && ts[i].unwrap() + dur[i].unwrap() <= ts[c].unwrap() + dur[c].unwrap()
+            );
+        }
+    }
+    assert_eq!(ops, spec.devices * spec.steps * spec.ops_per_step);
+    // Cost model promoted from the metadata, device timing from the event.
+    let cat = strings(&ev, "hlo_category");
+    let flops = i64s(&ev, "flops");
+    let doff = i64s(&ev, "device_offset_ps");
+    let disp = strings(&ev, "display_name");
+    let i = (0..ev.num_rows())
+        .find(|i| kinds[*i] == "xla_ops" && disp[*i] == "fusion.1")
+        .unwrap();
+    assert_eq!(cat[i], "data formatting");
+    assert_eq!(flops[i], Some(2_000_000));
+    assert_eq!(
+        doff[i],
+        Some(ts[i].unwrap() - 1_000_000 + 100),
+        "raw device_offset_ps kept (line starts at 1000 ns)"
+    );
+    // hlo_ops: the ref_value shape resolved to its string.
+    let ops_t = table(&sink, Table::HloOps);
+    assert!(
+        strings(&ops_t, "shape")
+            .iter()
+            .any(|s| s == "f32[128,256]{1,0}")
+    );
+    assert!(
+        strings(&ops_t, "expression")
+            .iter()
+            .any(|s| s.starts_with("%fusion.0 = "))
+    );
+    // Counters from counter_value.
+    let counters = table(&sink, Table::Counters);
+    assert_eq!(counters.num_rows(), spec.devices * spec.steps);
+    assert_eq!(strings(&counters, "name")[0], "HBM bandwidth");
+}
+
+#[test]
+fn flows_link_host_launches_to_device_modules() {
+    let spec = TpuSpec {
+        devices: 2,
+        steps: 3,
+        ops_per_step: 2,
+    };
+    let (sink, _) = convert_bytes(&tpu_space(&spec).encode_to_vec(), &opts(1 << 16));
+    let flows = table(&sink, Table::Flows);
+    let ev = table(&sink, Table::Events);
+    let names: std::collections::BTreeMap<i64, String> = i64s(&ev, "event_id")
+        .into_iter()
+        .map(Option::unwrap)
+        .zip(strings(&ev, "name"))
+        .collect();
+    assert_eq!(flows.num_rows(), spec.devices * spec.steps);
+    for (src, dst) in i64s(&flows, "src_event_id")
+        .into_iter()
+        .zip(i64s(&flows, "dst_event_id"))
+    {
+        assert_eq!(names[&src.unwrap()], "TpuExecuteOp");
+        assert_eq!(names[&dst.unwrap()], "jit_train_step(42)");
+    }
+}
+
+#[test]
+fn gpu_kernels_are_linked_to_their_launch_by_correlation_id() {
+    let spec = GpuSpec {
+        devices: 2,
+        kernels: 10,
+        streams: 3,
+    };
+    let (sink, _) = convert_bytes(&gpu_space(&spec).encode_to_vec(), &opts(1 << 16));
+    let flows = table(&sink, Table::Flows);
+    assert_eq!(flows.num_rows(), 20);
+    assert!(
+        strings(&flows, "kind")
+            .iter()
+            .all(|k| k == "correlation_id")
+    );
+    assert!(i64s(&flows, "src_event_id").iter().all(Option::is_some));
+    let devices = table(&sink, Table::Devices);
+    assert_eq!(
+        strings(&devices, "kind"),
+        ["host_other", "gpu", "gpu", "task_environment"]
+    );
+    assert_eq!(strings(&devices, "vendor")[1], "Nvidia");
+    let tracks = table(&sink, Table::Tracks);
+    assert_eq!(
+        strings(&tracks, "kind")
+            .iter()
+            .filter(|k| *k == "stream")
+            .count(),
+        6
+    );
+}
+
+/// One parent holding `n` children, then a sibling: the parent's self time
+/// must be right whatever the batch size (it stays open across batches).
+fn long_parent_space(n: i64) -> Vec<u8> {
+    let mut p = PlaneBuilder::new(1, "/host:CPU");
+    let parent = p.event_metadata("parent", "", vec![]);
+    let child = p.event_metadata("child", "", vec![]);
+    let mut events = vec![event(parent, 0, 10 * n + 10, vec![])];
+    for i in 0..n {
+        events.push(event(child, 10 * i, 5, vec![]));
+        if i % 100 == 0 {
+            // A grandchild now and then.
+            events.push(event(child, 10 * i + 1, 1, vec![]));
+        }
+    }
+    events.push(event(parent, 10 * n + 20, 7, vec![]));
+    p.line(line(1, "main", 0, events));
+    XSpace {
+        planes: vec![p.finish()],
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+fn nesting(sink: &xprof_sql::convert::sink::MemorySink) -> Vec<(i64, i64, Option<i64>, i64)> {
+    let ev = table(sink, Table::Events);
+    let mut rows: Vec<_> = i64s(&ev, "event_id")
+        .into_iter()
+        .zip(i64s(&ev, "depth"))
+        .zip(i64s(&ev, "parent_id"))
+        .zip(i64s(&ev, "self_ps"))
+        .map(|(((e, d), p), s)| (e.unwrap(), d.unwrap(), p, s.unwrap()))
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn self_time_is_right_across_batch_boundaries() {
+    let n = 10_000; // more than LONG_OPEN_EVENTS: the parent's self time comes from the first pass
+    let bytes = long_parent_space(n);
+    let (big, _) = convert_bytes(&bytes, &opts(1 << 20));
+    let (small, _) = convert_bytes(&bytes, &opts(7));
+    let a = nesting(&big);
+    assert_eq!(a, nesting(&small));
+    let children_ps = n * 5;
+    assert_eq!(a[0], (0, 0, None, 10 * n + 10 - children_ps));
+    assert_eq!(
+        a[1],
+        (1, 1, Some(0), 4),
+        "first child holds a 1 ps grandchild"
+    );
+    assert_eq!(a[2], (2, 2, Some(1), 1));
+    assert_eq!(a.last().unwrap(), &(a.len() as i64 - 1, 0, None, 7));
+    assert!(
+        table(&small, Table::Events).num_rows() as i64 > 7,
+        "many batches"
+    );
+    assert!(small.tables[&Table::Events].len() > 100);
+}
+
+#[test]
+fn out_of_order_and_split_lines_are_sorted_and_merged() {
+    let mut p = PlaneBuilder::new(1, "/host:CPU");
+    let a = p.event_metadata("a", "", vec![]);
+    // Line 1 out of order; line 2 split into two chunks with the same id.
+    p.line(line(
+        1,
+        "t1",
+        0,
+        vec![
+            event(a, 50, 10, vec![]),
+            event(a, 0, 100, vec![]),
+            event(a, 10, 5, vec![]),
+        ],
+    ));
+    p.line(line(2, "t2", 0, vec![event(a, 0, 10, vec![])]));
+    p.line(line(2, "t2", 1, vec![event(a, 0, 10, vec![])]));
+    let bytes = XSpace {
+        planes: vec![p.finish()],
+        ..Default::default()
+    }
+    .encode_to_vec();
+    let (sink, summary) = convert_bytes(&bytes, &opts(1 << 16));
+    assert_eq!(summary.warnings.len(), 2, "{:?}", summary.warnings);
+    let tracks = table(&sink, Table::Tracks);
+    assert_eq!(tracks.num_rows(), 2);
+    assert_eq!(i64s(&tracks, "event_count"), [Some(3), Some(2)]);
+    let ev = table(&sink, Table::Events);
+    // Sorted by (track, ts) in the output; ids keep file order.
+    assert_eq!(i64s(&ev, "ts_ps"), [0, 10, 50, 0, 1000].map(Some));
+    assert_eq!(i64s(&ev, "event_id"), [1, 2, 0, 3, 4].map(Some));
+    assert_eq!(i64s(&ev, "parent_id"), [None, Some(1), Some(1), None, None]);
+    assert_eq!(i64s(&ev, "self_ps"), [85, 5, 10, 10, 10].map(Some));
+    let traces = table(&sink, Table::Traces);
+    assert!(strings(&traces, "converter_warnings")[0].contains("out of time order"));
+}
+
+#[test]
+fn aggregated_events_keep_their_count_and_self_time() {
+    let mut p = PlaneBuilder::new(1, "/device:TPU:0");
+    let op = p.event_metadata("fusion", "", vec![]);
+    let self_stat = p.stat("self_duration_ps", x_stat::Value::Int64Value(700));
+    let e = XEvent {
+        metadata_id: op,
+        data: Some(x_event::Data::NumOccurrences(5)),
+        duration_ps: 1000,
+        stats: vec![self_stat],
+    };
+    let zero = XEvent {
+        metadata_id: op,
+        data: Some(x_event::Data::NumOccurrences(0)),
+        duration_ps: 3,
+        stats: vec![],
+    };
+    p.line(line(1, "XLA Ops", 0, vec![e, zero]));
+    let bytes = XSpace {
+        planes: vec![p.finish()],
+        ..Default::default()
+    }
+    .encode_to_vec();
+    let (sink, _) = convert_bytes(&bytes, &opts(1 << 16));
+    let ev = table(&sink, Table::Events);
+    assert_eq!(
+        i64s(&ev, "occurrences"),
+        [Some(5), Some(1)],
+        "a count below 1 counts as 1"
+    );
+    assert_eq!(i64s(&ev, "self_ps"), [Some(700), Some(3)]);
+    assert_eq!(i64s(&ev, "depth"), [Some(0), Some(0)]);
+}
+
+#[test]
+fn unknown_ids_and_compressed_strings_are_data() {
+    use std::io::Write;
+    let mut p = PlaneBuilder::new(1, "/host:CPU");
+    let a = p.event_metadata("a", "", vec![]);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all("big text".as_bytes()).unwrap();
+    let compressed = p.stat(
+        "long_name",
+        x_stat::Value::CompressedStrValue(gz.finish().unwrap()),
+    );
+    let unknown = XStat {
+        metadata_id: 999,
+        value: Some(x_stat::Value::Int64Value(1)),
+    };
+    let bad_ref = p.stat("shape", x_stat::Value::RefValue(12345));
+    p.line(line(
+        1,
+        "t",
+        0,
+        vec![
+            event(a, 0, 10, vec![compressed, unknown, bad_ref]),
+            event(77, 20, 1, vec![]),
+        ],
+    ));
+    let bytes = XSpace {
+        planes: vec![p.finish()],
+        ..Default::default()
+    }
+    .encode_to_vec();
+    let (sink, summary) = convert_bytes(&bytes, &opts(1 << 16));
+    assert_eq!(summary.warnings.len(), 2, "{:?}", summary.warnings);
+    let args = table(&sink, Table::EventArgs);
+    assert_eq!(strings(&args, "key"), ["long_name", "#999", "shape"]);
+    assert_eq!(strings(&args, "str_value"), ["big text", "NULL", "NULL"]);
+    assert_eq!(
+        strings(&args, "value_type"),
+        ["compressed_str", "int", "ref"]
+    );
+    assert_eq!(i64s(&args, "uint_value")[2], Some(12345));
+    let ev = table(&sink, Table::Events);
+    assert_eq!(strings(&ev, "name"), ["a", ""]);
+}
+
+#[test]
+fn epoch_timestamps_are_shifted_to_the_profile_start() {
+    let mut space = tpu_space(&TpuSpec {
+        devices: 1,
+        steps: 1,
+        ops_per_step: 1,
+    });
+    for p in &mut space.planes {
+        for l in &mut p.lines {
+            l.timestamp_ns += PROFILE_START_NS;
+        }
+    }
+    let (sink, _) = convert_bytes(&space.encode_to_vec(), &opts(1 << 16));
+    let ev = table(&sink, Table::Events);
+    assert_eq!(i64s(&ev, "ts_ps").iter().flatten().min(), Some(&1_000_000));
+    let traces = table(&sink, Table::Traces);
+    assert_eq!(i64s(&traces, "start_unix_ns"), [Some(PROFILE_START_NS)]);
+}

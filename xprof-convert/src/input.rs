@@ -1,0 +1,289 @@
+//! Opening inputs: memory-mapped files, `.gz` inflated to a temporary
+//! file (never to memory), format detection, and finding the profile
+//! files of a run or log folder.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+
+use crate::error::{ConvertError, Result};
+
+/// The formats this build reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
+    /// XSpace protobuf (`*.xplane.pb`).
+    XSpace,
+}
+
+impl Format {
+    /// Name stored in `traces.source_format`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::XSpace => "xspace",
+        }
+    }
+}
+
+/// The bytes of an opened input, mapped rather than read where possible.
+#[derive(Debug)]
+pub struct InputBytes {
+    map: Option<memmap2::Mmap>,
+    // Keeps the inflated temporary file alive while mapped.
+    _tmp: Option<tempfile::NamedTempFile>,
+    /// The path the bytes came from.
+    pub path: PathBuf,
+    /// Whether the file was gzip-compressed.
+    pub gzipped: bool,
+}
+
+impl Deref for InputBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
+    }
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ConvertError + '_ {
+    move |source| ConvertError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn map_file(file: &File, path: &Path) -> Result<Option<memmap2::Mmap>> {
+    let len = file.metadata().map_err(io_err(path))?.len();
+    if len == 0 {
+        return Ok(None);
+    }
+    // SAFETY: the map is read-only; a profile being rewritten while we
+    // read it is outside what any reader can defend against.
+    let map = unsafe { memmap2::Mmap::map(file) }.map_err(io_err(path))?;
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Ok(Some(map))
+}
+
+/// Opens `path`, inflating gzip (by magic bytes) into a temporary file.
+pub fn open(path: &Path) -> Result<InputBytes> {
+    let mut file = File::open(path).map_err(io_err(path))?;
+    let mut magic = [0u8; 2];
+    let n = file.read(&mut magic).map_err(io_err(path))?;
+    if n == 2 && magic == [0x1f, 0x8b] {
+        let file = File::open(path).map_err(io_err(path))?;
+        let mut tmp = tempfile::NamedTempFile::new().map_err(io_err(path))?;
+        let mut gz = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, file));
+        std::io::copy(&mut gz, tmp.as_file_mut()).map_err(|e| ConvertError::Malformed {
+            path: path.to_path_buf(),
+            format: "gzip",
+            offset: 0,
+            what: e.to_string(),
+        })?;
+        let map = map_file(tmp.as_file(), path)?;
+        return Ok(InputBytes {
+            map,
+            _tmp: Some(tmp),
+            path: path.to_path_buf(),
+            gzipped: true,
+        });
+    }
+    let map = map_file(&file, path)?;
+    Ok(InputBytes {
+        map,
+        _tmp: None,
+        path: path.to_path_buf(),
+        gzipped: false,
+    })
+}
+
+/// Whether a file name looks like an XSpace file.
+pub fn is_xspace_name(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    name.ends_with(".xplane.pb") || name.ends_with(".xplane.pb.gz")
+}
+
+/// Detects the format of `bytes` read from `path`.
+pub fn detect(path: &Path, bytes: &[u8]) -> Result<Format> {
+    if is_xspace_name(path) {
+        return Ok(Format::XSpace);
+    }
+    // An XSpace starts with a plane (field 1) or, for an empty profile,
+    // errors/warnings/hostnames (fields 2-4), all length-delimited.
+    match bytes.first() {
+        None => Ok(Format::XSpace),
+        Some(0x0a | 0x12 | 0x1a | 0x22) => Ok(Format::XSpace),
+        Some(b'{' | b'[') => Err(ConvertError::UnknownFormat {
+            path: path.to_path_buf(),
+            why: "JSON inputs (Chrome trace, Proton) are not supported by this build yet".into(),
+        }),
+        Some(b) => Err(ConvertError::UnknownFormat {
+            path: path.to_path_buf(),
+            why: format!("first byte 0x{b:02x} starts no XSpace"),
+        }),
+    }
+}
+
+/// One profile file found in a folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Run name (the run folder), when the file is part of a run.
+    pub run: Option<String>,
+    /// Host name from the file stem.
+    pub host: String,
+}
+
+/// Host name of a profile file: its name without `.xplane.pb[.gz]`.
+pub fn host_of(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    for suffix in [".xplane.pb.gz", ".xplane.pb", ".pb.gz", ".pb"] {
+        if let Some(stem) = name.strip_suffix(suffix) {
+            return stem.to_string();
+        }
+    }
+    name
+}
+
+fn xspace_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io_err(dir))? {
+        let p = entry.map_err(io_err(dir))?.path();
+        if p.is_file() && is_xspace_name(&p) {
+            files.push(p);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// The profile files an input path names.
+///
+/// - a file: itself;
+/// - a run folder holding `HOST.xplane.pb` files: each, one trace per host;
+/// - a log folder (with `plugins/profile/<RUN>/`, or that folder itself):
+///   the run named `run`, else the latest run (by name, which XProf makes
+///   a timestamp).
+pub fn discover(path: &Path, run: Option<&str>) -> Result<Vec<ProfileFile>> {
+    if path.is_file() {
+        let run_name = path
+            .parent()
+            .filter(|p| {
+                p.parent()
+                    .and_then(|pp| pp.file_name())
+                    .is_some_and(|n| n == "profile")
+            })
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned());
+        return Ok(vec![ProfileFile {
+            path: path.to_path_buf(),
+            run: run_name,
+            host: host_of(path),
+        }]);
+    }
+    if !path.is_dir() {
+        return Err(ConvertError::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or folder"),
+        });
+    }
+    let files = xspace_files_in(path)?;
+    if !files.is_empty() {
+        let run_name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        return Ok(files
+            .into_iter()
+            .map(|p| ProfileFile {
+                host: host_of(&p),
+                path: p,
+                run: run_name.clone(),
+            })
+            .collect());
+    }
+    let runs_dir = [path.join("plugins").join("profile"), path.to_path_buf()]
+        .into_iter()
+        .find(|d| d.is_dir() && has_run_folders(d));
+    let Some(runs_dir) = runs_dir else {
+        return Err(ConvertError::UnknownFormat {
+            path: path.to_path_buf(),
+            why: "folder holds no *.xplane.pb, no plugins/profile/<RUN>/ and no dataset".into(),
+        });
+    };
+    let mut runs: Vec<String> = std::fs::read_dir(&runs_dir)
+        .map_err(io_err(&runs_dir))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir() && xspace_files_in(&e.path()).is_ok_and(|f| !f.is_empty()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    runs.sort();
+    let chosen = match run {
+        Some(r) => runs
+            .iter()
+            .find(|x| x.as_str() == r)
+            .cloned()
+            .ok_or_else(|| ConvertError::UnknownFormat {
+                path: path.to_path_buf(),
+                why: format!("no run {r:?}; runs: {}", runs.join(", ")),
+            })?,
+        None => runs.last().cloned().expect("has_run_folders"),
+    };
+    let run_dir = runs_dir.join(&chosen);
+    Ok(xspace_files_in(&run_dir)?
+        .into_iter()
+        .map(|p| ProfileFile {
+            host: host_of(&p),
+            path: p,
+            run: Some(chosen.clone()),
+        })
+        .collect())
+}
+
+fn has_run_folders(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|rd| {
+        rd.filter_map(|e| e.ok())
+            .any(|e| e.path().is_dir() && xspace_files_in(&e.path()).is_ok_and(|f| !f.is_empty()))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_folder_picks_the_latest_run_unless_told() {
+        let d = tempfile::tempdir().unwrap();
+        for run in ["2026_01_01_00_00_00", "2026_02_01_00_00_00"] {
+            let r = d.path().join("plugins/profile").join(run);
+            std::fs::create_dir_all(&r).unwrap();
+            std::fs::write(r.join("hostA.xplane.pb"), b"").unwrap();
+            std::fs::write(r.join("hostB.xplane.pb"), b"").unwrap();
+        }
+        let latest = discover(d.path(), None).unwrap();
+        assert_eq!(latest.len(), 2);
+        assert_eq!(latest[0].run.as_deref(), Some("2026_02_01_00_00_00"));
+        assert_eq!(latest[1].host, "hostB");
+        let first = discover(d.path(), Some("2026_01_01_00_00_00")).unwrap();
+        assert_eq!(first[0].run.as_deref(), Some("2026_01_01_00_00_00"));
+        assert!(discover(d.path(), Some("nope")).is_err());
+    }
+
+    #[test]
+    fn gzip_is_inflated_by_magic() {
+        use std::io::Write;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("h.xplane.pb.gz");
+        let mut gz = flate2::write::GzEncoder::new(File::create(&p).unwrap(), Default::default());
+        gz.write_all(b"\x0a\x00").unwrap();
+        gz.finish().unwrap();
+        let b = open(&p).unwrap();
+        assert!(b.gzipped);
+        assert_eq!(&*b, b"\x0a\x00");
+        assert_eq!(host_of(&p), "h");
+    }
+}

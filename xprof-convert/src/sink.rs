@@ -1,0 +1,76 @@
+//! Where converted batches go.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use arrow::record_batch::RecordBatch;
+use xprof_format::Table;
+use xprof_format::dataset::{PartWriter, WriteOptions};
+
+use crate::error::Result;
+
+/// Receives the batches of every table as a converter produces them.
+///
+/// Batches of one table arrive in the table's sort order.
+pub trait TableSink {
+    /// Takes one batch of `table`.
+    fn write(&mut self, table: Table, batch: RecordBatch) -> Result<()>;
+}
+
+/// Keeps every batch in memory (for small inputs queried directly).
+#[derive(Debug, Default)]
+pub struct MemorySink {
+    /// Batches per table.
+    pub tables: BTreeMap<Table, Vec<RecordBatch>>,
+}
+
+impl MemorySink {
+    /// Number of rows of `table`.
+    pub fn rows(&self, table: Table) -> usize {
+        self.tables
+            .get(&table)
+            .map_or(0, |b| b.iter().map(|b| b.num_rows()).sum())
+    }
+
+    /// Adds every batch of `other`.
+    pub fn extend(&mut self, other: MemorySink) {
+        for (t, b) in other.tables {
+            self.tables.entry(t).or_default().extend(b);
+        }
+    }
+}
+
+impl TableSink for MemorySink {
+    fn write(&mut self, table: Table, batch: RecordBatch) -> Result<()> {
+        if batch.num_rows() > 0 {
+            self.tables.entry(table).or_default().push(batch);
+        }
+        Ok(())
+    }
+}
+
+/// Writes one part of a Parquet dataset; see [`xprof_format::dataset`].
+#[derive(Debug)]
+pub struct ParquetSink {
+    writer: PartWriter,
+}
+
+impl ParquetSink {
+    /// Starts part `part` in dataset folder `dir`.
+    pub fn create(dir: &Path, part: &str, options: WriteOptions) -> Result<Self> {
+        Ok(Self {
+            writer: PartWriter::create(dir, part, options)?,
+        })
+    }
+
+    /// Makes the part's files visible; see [`PartWriter::finish`].
+    pub fn finish(self) -> Result<Vec<std::path::PathBuf>> {
+        Ok(self.writer.finish()?)
+    }
+}
+
+impl TableSink for ParquetSink {
+    fn write(&mut self, table: Table, batch: RecordBatch) -> Result<()> {
+        Ok(self.writer.write(table, &batch)?)
+    }
+}

@@ -1,0 +1,75 @@
+//! A quick look at an XSpace without converting it: planes, lines and
+//! event counts (like XProf's `list_xplane_lines`), from the first pass
+//! alone.
+
+use super::meta::PlaneMeta;
+use super::scan::{scan_plane, scan_space};
+use xprof_format::Interner;
+
+/// One line of a plane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineInfo {
+    /// `XLine.id`.
+    pub id: i64,
+    /// `XLine.name`.
+    pub name: String,
+    /// `XLine.display_name` (or the name).
+    pub display_name: String,
+    /// Events on the line.
+    pub event_count: u64,
+}
+
+/// One plane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlaneInfo {
+    /// `XPlane.id`.
+    pub id: i64,
+    /// `XPlane.name`.
+    pub name: String,
+    /// Lines in file order (repeated ids are listed as they are).
+    pub lines: Vec<LineInfo>,
+    /// Events on all lines.
+    pub total_events: u64,
+    /// Entries of the event metadata map.
+    pub event_metadata: usize,
+    /// Stat names defined on the plane, in file order.
+    pub stat_names: Vec<String>,
+    /// Plane stats.
+    pub plane_stats: usize,
+}
+
+/// Planes and lines of an XSpace.
+pub fn inspect(bytes: &[u8], path: &std::path::Path) -> crate::error::Result<Vec<PlaneInfo>> {
+    let err = |e| super::malformed(path, e);
+    let space = scan_space(bytes).map_err(err)?;
+    let mut out = Vec::new();
+    for span in space.planes {
+        let p = scan_plane(span).map_err(err)?;
+        let mut interner = Interner::new();
+        let meta =
+            PlaneMeta::load(&p.stat_metadata, &[], &mut interner, &mut Vec::new()).map_err(err)?;
+        out.push(PlaneInfo {
+            id: p.id,
+            name: p.name.to_string(),
+            lines: p
+                .lines
+                .iter()
+                .map(|l| LineInfo {
+                    id: l.id,
+                    name: l.name.to_string(),
+                    display_name: l.display_name.to_string(),
+                    event_count: l.event_count as u64,
+                })
+                .collect(),
+            total_events: p.event_count,
+            event_metadata: p.event_metadata.len(),
+            stat_names: meta
+                .stat_order
+                .iter()
+                .map(|id| meta.stats[id].name.to_string())
+                .collect(),
+            plane_stats: p.stats.len(),
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,379 @@
+//! Batch builders converters write rows into.
+//!
+//! A [`TableBuilder`] holds one Arrow builder per column of a [`Table`]
+//! and turns them into a [`RecordBatch`] of that table's schema. Repeated
+//! strings go through an [`Interner`]: a converter turns each distinct
+//! string into a [`Sym`] once (per plane, per metadata entry) and pushes
+//! symbols, so dictionary columns cost an array lookup per row, not a hash.
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+use std::sync::Arc;
+
+use arrow::array::NullBufferBuilder;
+use arrow::array::{
+    ArrayBuilder, ArrayRef, BinaryBuilder, DictionaryArray, Float64Builder, Int32Array,
+    Int32Builder, Int64Builder, ListBuilder, StringArray, StringBuilder, UInt64Builder,
+};
+use arrow::datatypes::Int32Type;
+use arrow::error::ArrowError;
+use arrow::record_batch::RecordBatch;
+
+use crate::hash::FxHasher;
+use crate::schema::{ColumnType, Table};
+
+/// Default number of rows in one batch (and one Parquet row group slice).
+pub const DEFAULT_BATCH_ROWS: usize = 64 * 1024;
+
+/// An interned string: an index into an [`Interner`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Sym(pub u32);
+
+/// Append-only string interner.
+#[derive(Debug, Default)]
+pub struct Interner {
+    strings: Vec<Box<str>>,
+    index: HashMap<Box<str>, u32, BuildHasherDefault<FxHasher>>,
+}
+
+impl Interner {
+    /// An empty interner.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The symbol of `s`, adding it when new.
+    pub fn intern(&mut self, s: &str) -> Sym {
+        if let Some(&i) = self.index.get(s) {
+            return Sym(i);
+        }
+        let i = u32::try_from(self.strings.len()).expect("fewer than 2^32 distinct strings");
+        self.strings.push(s.into());
+        self.index.insert(s.into(), i);
+        Sym(i)
+    }
+
+    /// The string of a symbol.
+    pub fn get(&self, sym: Sym) -> &str {
+        &self.strings[sym.0 as usize]
+    }
+
+    /// Number of distinct strings.
+    pub fn len(&self) -> usize {
+        self.strings.len()
+    }
+
+    /// Whether no string was interned.
+    pub fn is_empty(&self) -> bool {
+        self.strings.is_empty()
+    }
+}
+
+/// Builds a `Dictionary(Int32, Utf8)` column from symbols.
+///
+/// Each batch gets its own dictionary holding only the symbols used in it.
+#[derive(Debug, Default)]
+pub struct DictBuilder {
+    keys: Vec<i32>,
+    nulls: Option<NullBufferBuilder>,
+    values: Vec<Sym>,
+    /// Symbol index -> key + 1 in this batch (0: not yet used).
+    remap: Vec<i32>,
+}
+
+impl DictBuilder {
+    /// Appends a symbol.
+    #[inline]
+    pub fn push(&mut self, sym: Sym) {
+        let i = sym.0 as usize;
+        if i >= self.remap.len() {
+            self.remap.resize(i + 1, 0);
+        }
+        let slot = &mut self.remap[i];
+        if *slot == 0 {
+            self.values.push(sym);
+            *slot = self.values.len() as i32;
+        }
+        self.keys.push(*slot - 1);
+        if let Some(n) = self.nulls.as_mut() {
+            n.append_non_null();
+        }
+    }
+
+    /// Appends a symbol or NULL.
+    #[inline]
+    pub fn push_opt(&mut self, sym: Option<Sym>) {
+        match sym {
+            Some(s) => self.push(s),
+            None => self.push_null(),
+        }
+    }
+
+    /// Appends NULL.
+    pub fn push_null(&mut self) {
+        let nulls = self.nulls.get_or_insert_with(|| {
+            let mut n = NullBufferBuilder::new(self.keys.capacity().max(16));
+            n.append_n_non_nulls(self.keys.len());
+            n
+        });
+        nulls.append_null();
+        self.keys.push(0);
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether no row was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Finishes the batch's column, resolving symbols with `interner`.
+    pub fn finish(&mut self, interner: &Interner) -> ArrayRef {
+        let keys = std::mem::take(&mut self.keys);
+        let nulls = self.nulls.take().and_then(|mut n| n.finish());
+        let values: StringArray = self.values.iter().map(|s| Some(interner.get(*s))).collect();
+        for s in self.values.drain(..) {
+            self.remap[s.0 as usize] = 0;
+        }
+        let keys = Int32Array::new(keys.into(), nulls);
+        Arc::new(
+            DictionaryArray::<Int32Type>::try_new(keys, Arc::new(values))
+                .expect("keys index the values"),
+        )
+    }
+}
+
+/// One column's builder.
+#[derive(Debug)]
+#[allow(missing_docs)]
+pub enum ColumnBuilder {
+    Int32(Int32Builder),
+    Int64(Int64Builder),
+    UInt64(UInt64Builder),
+    Float64(Float64Builder),
+    Utf8(StringBuilder),
+    Dict(DictBuilder),
+    Binary(BinaryBuilder),
+    ListUtf8(ListBuilder<StringBuilder>),
+    ListInt64(ListBuilder<Int64Builder>),
+}
+
+impl ColumnBuilder {
+    fn new(ty: ColumnType, capacity: usize) -> Self {
+        match ty {
+            ColumnType::Int32 => Self::Int32(Int32Builder::with_capacity(capacity)),
+            ColumnType::Int64 => Self::Int64(Int64Builder::with_capacity(capacity)),
+            ColumnType::UInt64 => Self::UInt64(UInt64Builder::with_capacity(capacity)),
+            ColumnType::Float64 => Self::Float64(Float64Builder::with_capacity(capacity)),
+            ColumnType::Utf8 => Self::Utf8(StringBuilder::new()),
+            ColumnType::DictUtf8 => Self::Dict(DictBuilder::default()),
+            ColumnType::Binary => Self::Binary(BinaryBuilder::new()),
+            ColumnType::ListUtf8 => Self::ListUtf8(ListBuilder::new(StringBuilder::new())),
+            ColumnType::ListInt64 => Self::ListInt64(ListBuilder::new(Int64Builder::new())),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Self::Int32(b) => b.len(),
+            Self::Int64(b) => b.len(),
+            Self::UInt64(b) => b.len(),
+            Self::Float64(b) => b.len(),
+            Self::Utf8(b) => b.len(),
+            Self::Dict(b) => b.len(),
+            Self::Binary(b) => b.len(),
+            Self::ListUtf8(b) => b.len(),
+            Self::ListInt64(b) => b.len(),
+        }
+    }
+
+    fn finish(&mut self, interner: &Interner) -> ArrayRef {
+        match self {
+            Self::Int32(b) => Arc::new(b.finish()),
+            Self::Int64(b) => Arc::new(b.finish()),
+            Self::UInt64(b) => Arc::new(b.finish()),
+            Self::Float64(b) => Arc::new(b.finish()),
+            Self::Utf8(b) => Arc::new(b.finish()),
+            Self::Dict(b) => b.finish(interner),
+            Self::Binary(b) => Arc::new(b.finish()),
+            Self::ListUtf8(b) => Arc::new(b.finish()),
+            Self::ListInt64(b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+macro_rules! accessor {
+    ($fn:ident, $variant:ident, $ty:ty) => {
+        /// The builder of column `col`; panics when the column has another type.
+        #[inline]
+        pub fn $fn(&mut self, col: usize) -> &mut $ty {
+            match &mut self.columns[col] {
+                ColumnBuilder::$variant(b) => b,
+                other => panic!(
+                    "{}.{} is {:?}, not {}",
+                    self.table.name(),
+                    self.table.def().columns[col].name,
+                    std::mem::discriminant(other),
+                    stringify!($variant)
+                ),
+            }
+        }
+    };
+}
+
+/// Rows of one table, column by column.
+#[derive(Debug)]
+pub struct TableBuilder {
+    table: Table,
+    columns: Vec<ColumnBuilder>,
+}
+
+impl TableBuilder {
+    /// An empty builder for `table`.
+    pub fn new(table: Table) -> Self {
+        Self::with_capacity(table, 1024)
+    }
+
+    /// An empty builder for `table` sized for `capacity` rows.
+    pub fn with_capacity(table: Table, capacity: usize) -> Self {
+        let columns = table
+            .def()
+            .columns
+            .iter()
+            .map(|c| ColumnBuilder::new(c.ty, capacity))
+            .collect();
+        Self { table, columns }
+    }
+
+    /// The table this builds.
+    pub fn table(&self) -> Table {
+        self.table
+    }
+
+    /// Index of a column by name; panics when absent (a programming error).
+    pub fn col(&self, name: &str) -> usize {
+        self.table
+            .def()
+            .column_index(name)
+            .unwrap_or_else(|| panic!("{} has no column {name}", self.table.name()))
+    }
+
+    /// Rows pushed so far (the length of the first column).
+    pub fn len(&self) -> usize {
+        self.columns[0].len()
+    }
+
+    /// Whether no row was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    accessor!(i32, Int32, Int32Builder);
+    accessor!(i64, Int64, Int64Builder);
+    accessor!(u64, UInt64, UInt64Builder);
+    accessor!(f64, Float64, Float64Builder);
+    accessor!(utf8, Utf8, StringBuilder);
+    accessor!(dict, Dict, DictBuilder);
+    accessor!(binary, Binary, BinaryBuilder);
+    accessor!(list_utf8, ListUtf8, ListBuilder<StringBuilder>);
+    accessor!(list_i64, ListInt64, ListBuilder<Int64Builder>);
+
+    /// Appends one stat value to the six value columns starting at
+    /// `first` (`value_type`, `int_value`, `uint_value`, `double_value`,
+    /// `str_value`, `bytes_value`). `value_type` is interned in `interner`.
+    pub fn push_value(&mut self, first: usize, value: &crate::StatValue<'_>, type_sym: Sym) {
+        use crate::StatValue as V;
+        self.dict(first).push(type_sym);
+        let (i, u, d, s, b): (
+            Option<i64>,
+            Option<u64>,
+            Option<f64>,
+            Option<&str>,
+            Option<&[u8]>,
+        ) = match value {
+            V::None => (None, None, None, None, None),
+            V::Int(v) => (Some(*v), None, None, None, None),
+            V::Uint(v) => (None, Some(*v), None, None, None),
+            V::Double(v) => (None, None, Some(*v), None, None),
+            V::Str(v) => (None, None, None, Some(v.as_ref()), None),
+            V::Bytes(v) => (None, None, None, None, Some(v)),
+            V::Ref { id, name } => (None, Some(*id), None, *name, None),
+            V::CompressedStr(v) => (None, None, None, Some(v.as_ref()), None),
+        };
+        self.i64(first + 1).append_option(i);
+        self.u64(first + 2).append_option(u);
+        self.f64(first + 3).append_option(d);
+        self.utf8(first + 4).append_option(s);
+        self.binary(first + 5).append_option(b);
+    }
+
+    /// Turns the rows pushed so far into a batch and starts anew.
+    pub fn finish(&mut self, interner: &Interner) -> Result<RecordBatch, ArrowError> {
+        let columns = self
+            .columns
+            .iter_mut()
+            .map(|c| c.finish(interner))
+            .collect();
+        RecordBatch::try_new(self.table.schema(), columns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Array, AsArray};
+
+    #[test]
+    fn dict_builder_restarts_its_dictionary_each_batch() {
+        let mut interner = Interner::new();
+        let a = interner.intern("a");
+        let b = interner.intern("b");
+        let mut d = DictBuilder::default();
+        d.push(b);
+        d.push_null();
+        d.push(b);
+        let arr = d.finish(&interner);
+        let dict = arr.as_dictionary::<Int32Type>();
+        assert_eq!(dict.values().len(), 1);
+        assert!(dict.is_null(1));
+        assert_eq!(dict.keys().value(2), 0);
+        d.push(a);
+        let arr = d.finish(&interner);
+        let dict = arr.as_dictionary::<Int32Type>();
+        assert_eq!(dict.values().as_string::<i32>().value(0), "a");
+        assert_eq!(dict.null_count(), 0);
+    }
+
+    #[test]
+    fn table_builder_makes_a_batch_of_the_table_schema() {
+        let mut interner = Interner::new();
+        let mut t = TableBuilder::new(Table::StatMetadata);
+        let (trace, dev, id, name, desc) = (
+            t.col("trace_id"),
+            t.col("device_id"),
+            t.col("stat_metadata_id"),
+            t.col("name"),
+            t.col("description"),
+        );
+        t.i32(trace).append_value(0);
+        t.i32(dev).append_value(1);
+        t.i64(id).append_value(7);
+        t.utf8(name).append_value("flops");
+        t.utf8(desc).append_null();
+        let batch = t.finish(&mut interner).unwrap();
+        assert_eq!(batch.num_rows(), 1);
+        assert_eq!(batch.schema(), Table::StatMetadata.schema());
+        assert!(t.is_empty());
+    }
+
+    #[test]
+    fn unequal_columns_are_an_error_not_a_bad_batch() {
+        let interner = Interner::new();
+        let mut t = TableBuilder::new(Table::StatMetadata);
+        t.i32(0).append_value(0);
+        assert!(t.finish(&interner).is_err());
+    }
+}

@@ -1,0 +1,352 @@
+//! The Parquet dataset layout: one folder per table, one file per
+//! converted part, written atomically.
+//!
+//! ```text
+//! DIR/traces/<part>.parquet
+//! DIR/events/<part>.parquet
+//! ...
+//! ```
+//!
+//! Each file is first written as `DIR/<table>/.<part>.parquet.tmp` and
+//! renamed when every table of the part is complete, so an interrupted or
+//! failed conversion leaves no file a reader would pick up. Converting
+//! another trace into the same folder adds files and rewrites none.
+
+use std::fs::{self, File};
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use arrow::record_batch::RecordBatch;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::{KeyValue, SortingColumn};
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+
+use crate::error::{FormatError, Result};
+use crate::schema::{SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_KEY, Table};
+
+/// File extension of dataset files.
+pub const EXTENSION: &str = "parquet";
+
+/// Options of the Parquet writer.
+#[derive(Debug, Clone)]
+pub struct WriteOptions {
+    /// ZSTD level (1 is the fastest; measured in `benches/`).
+    pub zstd_level: i32,
+    /// Maximum rows per row group.
+    pub max_row_group_rows: usize,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        Self {
+            zstd_level: 1,
+            max_row_group_rows: 1024 * 1024,
+        }
+    }
+}
+
+/// Writer properties for one table: ZSTD, dictionaries, page statistics
+/// and page index, the declared sort order and the schema version.
+pub fn writer_properties(table: Table, options: &WriteOptions) -> WriterProperties {
+    let def = table.def();
+    let sorting: Vec<SortingColumn> = def
+        .sort_by
+        .iter()
+        .map(|c| SortingColumn {
+            column_idx: def.column_index(c).expect("sort column exists") as i32,
+            descending: false,
+            nulls_first: false,
+        })
+        .collect();
+    WriterProperties::builder()
+        .set_compression(Compression::ZSTD(
+            ZstdLevel::try_new(options.zstd_level).unwrap_or_default(),
+        ))
+        .set_dictionary_enabled(true)
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .set_max_row_group_row_count(Some(options.max_row_group_rows))
+        .set_sorting_columns(Some(sorting))
+        .set_key_value_metadata(Some(vec![
+            KeyValue::new(SCHEMA_VERSION_KEY.to_string(), SCHEMA_VERSION.to_string()),
+            KeyValue::new(TABLE_KEY.to_string(), def.name.to_string()),
+        ]))
+        .build()
+}
+
+/// The folder of `table` in a dataset.
+pub fn table_dir(dataset: &Path, table: Table) -> PathBuf {
+    dataset.join(table.name())
+}
+
+/// Whether `dir` looks like a dataset written by [`PartWriter`].
+pub fn is_dataset(dir: &Path) -> bool {
+    table_dir(dir, Table::Traces).is_dir() && table_dir(dir, Table::Events).is_dir()
+}
+
+/// The Parquet files of `table` in a dataset, sorted by name.
+pub fn table_files(dataset: &Path, table: Table) -> Result<Vec<PathBuf>> {
+    let dir = table_dir(dataset, table);
+    let entries = match fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(FormatError::Io { path: dir, source }),
+    };
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|source| FormatError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !name.starts_with('.') && path.extension().is_some_and(|e| e == EXTENSION) {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// The trace ids already in a dataset (from its `traces` files).
+pub fn trace_ids(dataset: &Path) -> Result<Vec<i32>> {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::Int32Type;
+    let mut ids = Vec::new();
+    for path in table_files(dataset, Table::Traces)? {
+        let file = File::open(&path).map_err(|source| FormatError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+            .and_then(|b| b.build())
+            .map_err(|source| FormatError::Parquet {
+                path: path.clone(),
+                source,
+            })?;
+        for batch in reader {
+            let batch = batch.map_err(|source| FormatError::Arrow {
+                table: "traces",
+                source,
+            })?;
+            let col = batch.column(0).as_primitive::<Int32Type>();
+            ids.extend(
+                (0..col.len())
+                    .filter(|i| col.is_valid(*i))
+                    .map(|i| col.value(i)),
+            );
+        }
+    }
+    ids.sort_unstable();
+    Ok(ids)
+}
+
+/// A file-name-safe part name for a trace: `000042-host`.
+pub fn part_name(trace_id: i32, host: &str) -> String {
+    let host: String = host
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    format!("{trace_id:06}-{host}")
+}
+
+struct OpenFile {
+    tmp: PathBuf,
+    dest: PathBuf,
+    writer: ArrowWriter<BufWriter<File>>,
+}
+
+/// Writes one part (one trace, or one slice of it) of every table.
+///
+/// Nothing is visible to readers until [`PartWriter::finish`]; dropping
+/// the writer before that removes the temporary files.
+pub struct PartWriter {
+    files: Vec<Option<OpenFile>>,
+    dataset: PathBuf,
+    part: String,
+    options: WriteOptions,
+    finished: bool,
+}
+
+impl std::fmt::Debug for PartWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PartWriter")
+            .field("dataset", &self.dataset)
+            .field("part", &self.part)
+            .finish()
+    }
+}
+
+impl PartWriter {
+    /// Starts part `part` of the dataset in `dataset` (created if needed).
+    /// Fails when a file of that part already exists.
+    pub fn create(dataset: &Path, part: &str, options: WriteOptions) -> Result<Self> {
+        for t in Table::ALL {
+            let dest = table_dir(dataset, t).join(format!("{part}.{EXTENSION}"));
+            if dest.exists() {
+                return Err(FormatError::Io {
+                    path: dest,
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::AlreadyExists,
+                        "part already written; datasets only grow",
+                    ),
+                });
+            }
+        }
+        Ok(Self {
+            files: Table::ALL.iter().map(|_| None).collect(),
+            dataset: dataset.to_path_buf(),
+            part: part.to_string(),
+            options,
+            finished: false,
+        })
+    }
+
+    fn open(&mut self, table: Table) -> Result<&mut OpenFile> {
+        let idx = Table::ALL.iter().position(|t| *t == table).expect("listed");
+        if self.files[idx].is_none() {
+            let dir = table_dir(&self.dataset, table);
+            fs::create_dir_all(&dir).map_err(|source| FormatError::Io {
+                path: dir.clone(),
+                source,
+            })?;
+            let tmp = dir.join(format!(".{}.{EXTENSION}.tmp", self.part));
+            let dest = dir.join(format!("{}.{EXTENSION}", self.part));
+            let file = File::create(&tmp).map_err(|source| FormatError::Io {
+                path: tmp.clone(),
+                source,
+            })?;
+            let writer = ArrowWriter::try_new(
+                BufWriter::with_capacity(1 << 20, file),
+                table.schema(),
+                Some(writer_properties(table, &self.options)),
+            )
+            .map_err(|source| FormatError::Parquet {
+                path: tmp.clone(),
+                source,
+            })?;
+            self.files[idx] = Some(OpenFile { tmp, dest, writer });
+        }
+        Ok(self.files[idx].as_mut().expect("just opened"))
+    }
+
+    /// Appends a batch of `table`.
+    pub fn write(&mut self, table: Table, batch: &RecordBatch) -> Result<()> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let f = self.open(table)?;
+        f.writer
+            .write(batch)
+            .map_err(|source| FormatError::Parquet {
+                path: f.tmp.clone(),
+                source,
+            })
+    }
+
+    /// Closes every table's file (an empty file for tables without rows)
+    /// and makes them visible. Returns the files written.
+    pub fn finish(mut self) -> Result<Vec<PathBuf>> {
+        for t in Table::ALL {
+            self.open(t)?;
+        }
+        let mut closed = Vec::new();
+        for f in self.files.iter_mut() {
+            let f = f.take().expect("all opened");
+            f.writer.close().map_err(|source| FormatError::Parquet {
+                path: f.tmp.clone(),
+                source,
+            })?;
+            closed.push((f.tmp, f.dest));
+        }
+        let mut written = Vec::new();
+        for (tmp, dest) in closed {
+            fs::rename(&tmp, &dest).map_err(|source| FormatError::Io {
+                path: dest.clone(),
+                source,
+            })?;
+            written.push(dest);
+        }
+        self.finished = true;
+        Ok(written)
+    }
+}
+
+impl Drop for PartWriter {
+    fn drop(&mut self) {
+        if !self.finished {
+            for f in self.files.iter_mut().filter_map(Option::take) {
+                drop(f.writer);
+                let _ = fs::remove_file(&f.tmp);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builders::{Interner, TableBuilder};
+
+    fn stat_batch() -> RecordBatch {
+        let interner = Interner::new();
+        let mut t = TableBuilder::new(Table::StatMetadata);
+        t.i32(0).append_value(0);
+        t.i32(1).append_value(0);
+        t.i64(2).append_value(1);
+        t.utf8(3).append_value("x");
+        t.utf8(4).append_null();
+        t.finish(&interner).unwrap()
+    }
+
+    #[test]
+    fn finish_writes_every_table_and_keeps_the_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = PartWriter::create(dir.path(), "p0", WriteOptions::default()).unwrap();
+        w.write(Table::StatMetadata, &stat_batch()).unwrap();
+        let files = w.finish().unwrap();
+        assert_eq!(files.len(), Table::ALL.len());
+        assert!(is_dataset(dir.path()));
+        let f = File::open(table_dir(dir.path(), Table::StatMetadata).join("p0.parquet")).unwrap();
+        let reader = parquet::file::reader::SerializedFileReader::new(f).unwrap();
+        use parquet::file::reader::FileReader;
+        let kv = reader
+            .metadata()
+            .file_metadata()
+            .key_value_metadata()
+            .unwrap();
+        assert!(
+            kv.iter()
+                .any(|k| k.key == SCHEMA_VERSION_KEY && k.value.as_deref() == Some("1"))
+        );
+        assert_eq!(reader.metadata().file_metadata().num_rows(), 1);
+        // Datasets only grow: the same part cannot be written twice.
+        assert!(PartWriter::create(dir.path(), "p0", WriteOptions::default()).is_err());
+        assert_eq!(part_name(3, "host a/b"), "000003-host_a_b");
+    }
+
+    #[test]
+    fn dropping_an_unfinished_writer_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = PartWriter::create(dir.path(), "p0", WriteOptions::default()).unwrap();
+        w.write(Table::StatMetadata, &stat_batch()).unwrap();
+        drop(w);
+        let left: Vec<_> = fs::read_dir(table_dir(dir.path(), Table::StatMetadata))
+            .unwrap()
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+        assert!(
+            table_files(dir.path(), Table::StatMetadata)
+                .unwrap()
+                .is_empty()
+        );
+    }
+}

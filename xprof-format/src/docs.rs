@@ -1,0 +1,95 @@
+//! Human-readable documentation of the tables, generated from [`crate::schema`].
+//!
+//! `docs/schema.md` in the repository is [`markdown`]'s output (a test keeps
+//! them equal), and `xprof-sql schema` prints [`text`].
+
+use std::fmt::Write;
+
+use crate::schema::{SCHEMA_VERSION, Table, TableDef};
+
+/// Markdown documentation of every table.
+pub fn markdown() -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# Tables (schema v{SCHEMA_VERSION})\n");
+    out.push_str(
+        "Generated from `xprof-format/src/schema.rs` (`xprof-sql schema --markdown`); do not edit by hand.\n\n\
+         Times are Int64 picoseconds (`_ps`) from the trace start unless the name says otherwise. \
+         Every table starts with `trace_id`; `(trace_id, <table>_id)` is unique across a dataset. \
+         In a Parquet dataset each table is a folder (`DIR/<table>/*.parquet`).\n\n",
+    );
+    for t in Table::ALL {
+        table_markdown(&mut out, t.def());
+    }
+    out
+}
+
+fn table_markdown(out: &mut String, def: &TableDef) {
+    let _ = writeln!(out, "## `{}`\n\n{}\n", def.name, def.doc);
+    let _ = writeln!(out, "Sorted by: {}.\n", def.sort_by.join(", "));
+    out.push_str("| column | type | null | meaning |\n|---|---|---|---|\n");
+    for c in def.columns {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} |",
+            c.name,
+            c.ty.sql_name(),
+            if c.nullable { "yes" } else { "" },
+            c.doc.replace('|', "\\|")
+        );
+    }
+    out.push('\n');
+}
+
+/// Plain-text documentation of one table, or of all when `table` is `None`.
+pub fn text(table: Option<Table>) -> String {
+    let mut out = String::new();
+    let tables: Vec<Table> = match table {
+        Some(t) => vec![t],
+        None => Table::ALL.to_vec(),
+    };
+    for t in tables {
+        let def = t.def();
+        let _ = writeln!(out, "{}: {}", def.name, def.doc);
+        let width = def.columns.iter().map(|c| c.name.len()).max().unwrap_or(0);
+        for c in def.columns {
+            let _ = writeln!(
+                out,
+                "  {:width$}  {:<22} {}",
+                c.name,
+                format!(
+                    "{}{}",
+                    c.ty.sql_name(),
+                    if c.nullable { "" } else { " NOT NULL" }
+                ),
+                c.doc
+            );
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn docs_schema_md_is_up_to_date() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/schema.md");
+        let on_disk = std::fs::read_to_string(path).unwrap_or_default();
+        let generated = super::markdown();
+        if on_disk != generated {
+            if std::env::var_os("XPROF_SQL_BLESS").is_some() {
+                std::fs::write(path, &generated).unwrap();
+            } else {
+                panic!("docs/schema.md is stale: rerun with XPROF_SQL_BLESS=1");
+            }
+        }
+    }
+
+    #[test]
+    fn text_lists_every_column_of_a_table() {
+        let t = super::text(Some(crate::Table::Events));
+        for c in crate::Table::Events.def().columns {
+            assert!(t.contains(c.name), "{}", c.name);
+        }
+    }
+}

@@ -1,0 +1,893 @@
+//! The normalized tables (schema v1) as data.
+//!
+//! Every table is described once here, column by column, with its meaning.
+//! The Arrow schemas, `docs/schema.md` and `xprof-sql schema` are all
+//! generated from these descriptions, so they cannot drift apart.
+
+use std::sync::{Arc, OnceLock};
+
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+
+/// Version of the table layout. Bumped on any incompatible change of a
+/// table, column name, type or meaning; stored in every Parquet file's
+/// key-value metadata under [`SCHEMA_VERSION_KEY`].
+pub const SCHEMA_VERSION: i32 = 1;
+
+/// Parquet key-value metadata key holding [`SCHEMA_VERSION`].
+pub const SCHEMA_VERSION_KEY: &str = "xprof_sql.schema_version";
+
+/// Parquet key-value metadata key holding the table name.
+pub const TABLE_KEY: &str = "xprof_sql.table";
+
+/// Version of the converters, stored in `traces.converter_version`.
+pub const CONVERTER_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Logical type of a column; maps to one Arrow type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnType {
+    /// `Int32`.
+    Int32,
+    /// `Int64`.
+    Int64,
+    /// `UInt64`.
+    UInt64,
+    /// `Float64`.
+    Float64,
+    /// `Utf8`.
+    Utf8,
+    /// `Dictionary(Int32, Utf8)`: repeated names.
+    DictUtf8,
+    /// `Binary`.
+    Binary,
+    /// `List(Utf8)`.
+    ListUtf8,
+    /// `List(Int64)`.
+    ListInt64,
+}
+
+impl ColumnType {
+    /// The Arrow type of this column type.
+    pub fn data_type(self) -> DataType {
+        match self {
+            ColumnType::Int32 => DataType::Int32,
+            ColumnType::Int64 => DataType::Int64,
+            ColumnType::UInt64 => DataType::UInt64,
+            ColumnType::Float64 => DataType::Float64,
+            ColumnType::Utf8 => DataType::Utf8,
+            ColumnType::DictUtf8 => {
+                DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
+            }
+            ColumnType::Binary => DataType::Binary,
+            ColumnType::ListUtf8 => {
+                DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)))
+            }
+            ColumnType::ListInt64 => {
+                DataType::List(Arc::new(Field::new("item", DataType::Int64, true)))
+            }
+        }
+    }
+
+    /// The SQL-ish name shown in docs.
+    pub fn sql_name(self) -> &'static str {
+        match self {
+            ColumnType::Int32 => "INT",
+            ColumnType::Int64 => "BIGINT",
+            ColumnType::UInt64 => "BIGINT UNSIGNED",
+            ColumnType::Float64 => "DOUBLE",
+            ColumnType::Utf8 => "VARCHAR",
+            ColumnType::DictUtf8 => "VARCHAR (dictionary)",
+            ColumnType::Binary => "BYTEA",
+            ColumnType::ListUtf8 => "VARCHAR[]",
+            ColumnType::ListInt64 => "BIGINT[]",
+        }
+    }
+}
+
+/// One column of a table.
+#[derive(Debug, Clone, Copy)]
+pub struct ColumnDef {
+    /// Column name, part of the public SQL contract.
+    pub name: &'static str,
+    /// Logical type.
+    pub ty: ColumnType,
+    /// Whether the column may hold NULL.
+    pub nullable: bool,
+    /// What the column holds, with its unit.
+    pub doc: &'static str,
+}
+
+/// One table of the normalized model.
+#[derive(Debug)]
+pub struct TableDef {
+    /// Table name, part of the public SQL contract.
+    pub name: &'static str,
+    /// What one row is.
+    pub doc: &'static str,
+    /// Columns in order; `trace_id` is always first.
+    pub columns: &'static [ColumnDef],
+    /// Columns the rows are sorted by inside each Parquet file.
+    pub sort_by: &'static [&'static str],
+}
+
+impl TableDef {
+    /// The Arrow schema of the table, with the schema version and table
+    /// name in its metadata.
+    pub fn schema(&self) -> SchemaRef {
+        let fields: Vec<Field> = self
+            .columns
+            .iter()
+            .map(|c| Field::new(c.name, c.ty.data_type(), c.nullable))
+            .collect();
+        let metadata = [
+            (SCHEMA_VERSION_KEY.to_string(), SCHEMA_VERSION.to_string()),
+            (TABLE_KEY.to_string(), self.name.to_string()),
+        ]
+        .into_iter()
+        .collect();
+        Arc::new(Schema::new_with_metadata(fields, metadata))
+    }
+
+    /// Index of a column by name.
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+}
+
+/// Identifies a table; `Table::ALL` lists them in documentation order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Table {
+    /// One row per converted input.
+    Traces,
+    /// One row per plane (device or source).
+    Devices,
+    /// Plane stats.
+    DeviceArgs,
+    /// One row per line (timeline).
+    Tracks,
+    /// One row per event (interval).
+    Events,
+    /// Every stat carried by an event itself.
+    EventArgs,
+    /// Event metadata (names shared by events).
+    EventMetadata,
+    /// Stats carried by event metadata.
+    MetadataArgs,
+    /// Stat metadata (stat names).
+    StatMetadata,
+    /// Counter samples.
+    Counters,
+    /// Flows between events.
+    Flows,
+    /// The static HLO op table.
+    HloOps,
+}
+
+impl Table {
+    /// Every table, in documentation order.
+    pub const ALL: [Table; 12] = [
+        Table::Traces,
+        Table::Devices,
+        Table::DeviceArgs,
+        Table::Tracks,
+        Table::Events,
+        Table::EventArgs,
+        Table::EventMetadata,
+        Table::MetadataArgs,
+        Table::StatMetadata,
+        Table::Counters,
+        Table::Flows,
+        Table::HloOps,
+    ];
+
+    /// The table's description.
+    pub fn def(self) -> &'static TableDef {
+        match self {
+            Table::Traces => &TRACES,
+            Table::Devices => &DEVICES,
+            Table::DeviceArgs => &DEVICE_ARGS,
+            Table::Tracks => &TRACKS,
+            Table::Events => &EVENTS,
+            Table::EventArgs => &EVENT_ARGS,
+            Table::EventMetadata => &EVENT_METADATA,
+            Table::MetadataArgs => &METADATA_ARGS,
+            Table::StatMetadata => &STAT_METADATA,
+            Table::Counters => &COUNTERS,
+            Table::Flows => &FLOWS,
+            Table::HloOps => &HLO_OPS,
+        }
+    }
+
+    /// SQL name of the table.
+    pub fn name(self) -> &'static str {
+        self.def().name
+    }
+
+    /// Arrow schema (cached).
+    pub fn schema(self) -> SchemaRef {
+        static CACHE: OnceLock<Vec<SchemaRef>> = OnceLock::new();
+        let all = CACHE.get_or_init(|| Table::ALL.iter().map(|t| t.def().schema()).collect());
+        all[Table::ALL.iter().position(|t| *t == self).expect("listed")].clone()
+    }
+
+    /// Looks a table up by its SQL name.
+    pub fn from_name(name: &str) -> Option<Table> {
+        Table::ALL.into_iter().find(|t| t.name() == name)
+    }
+}
+
+const fn col(name: &'static str, ty: ColumnType, nullable: bool, doc: &'static str) -> ColumnDef {
+    ColumnDef {
+        name,
+        ty,
+        nullable,
+        doc,
+    }
+}
+
+use ColumnType::*;
+
+const TRACE_ID: ColumnDef = col(
+    "trace_id",
+    Int32,
+    false,
+    "Id of the converted input (one file or one host of a run); unique in a dataset.",
+);
+const DEVICE_ID: ColumnDef = col(
+    "device_id",
+    Int32,
+    false,
+    "Device (plane) the row belongs to; joins `devices`.",
+);
+
+/// Typed value columns shared by every `*_args` table. Exactly one of the
+/// value columns is set, as named by `value_type`.
+macro_rules! value_columns {
+    () => {
+        [
+            col(
+                "value_type",
+                DictUtf8,
+                false,
+                "Which value the stat had on the wire: `int`, `uint`, `double`, `str`, `bytes`, `ref` (a `ref_value`, resolved to its string in `str_value`), `compressed_str` (inflated into `str_value`), or `none`.",
+            ),
+            col("int_value", Int64, true, "`int64_value`."),
+            col("uint_value", UInt64, true, "`uint64_value`, or the raw id of a `ref_value`."),
+            col("double_value", Float64, true, "`double_value`."),
+            col(
+                "str_value",
+                Utf8,
+                true,
+                "`str_value`, the resolved string of a `ref_value`, or the inflated `compressed_str_value`.",
+            ),
+            col("bytes_value", Binary, true, "`bytes_value`, kept as is."),
+        ]
+    };
+}
+
+const VALUE_COLUMNS: [ColumnDef; 6] = value_columns!();
+
+const fn concat<const A: usize, const B: usize, const C: usize>(
+    a: [ColumnDef; A],
+    b: [ColumnDef; B],
+) -> [ColumnDef; C] {
+    assert!(A + B == C);
+    let mut out = [a[0]; C];
+    let mut i = 0;
+    while i < A {
+        out[i] = a[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < B {
+        out[A + j] = b[j];
+        j += 1;
+    }
+    out
+}
+
+/// `traces`.
+pub static TRACES: TableDef = TableDef {
+    name: "traces",
+    doc: "One row per converted input: one XSpace file (one host of a run).",
+    sort_by: &["trace_id"],
+    columns: &[
+        TRACE_ID,
+        col("source_format", Utf8, false, "Input format: `xspace`."),
+        col(
+            "source_path",
+            Utf8,
+            false,
+            "Path of the input file as given.",
+        ),
+        col(
+            "run",
+            Utf8,
+            true,
+            "Run name: the run folder of a log or run directory.",
+        ),
+        col(
+            "host",
+            Utf8,
+            false,
+            "Host name: the file stem (`HOST.xplane.pb`).",
+        ),
+        col(
+            "start_unix_ns",
+            Int64,
+            true,
+            "Wall clock (ns since the Unix epoch) of `ts_ps = 0`: `Task Environment.profile_start_time`.",
+        ),
+        col(
+            "stop_unix_ns",
+            Int64,
+            true,
+            "`Task Environment.profile_stop_time`, ns since the Unix epoch.",
+        ),
+        col(
+            "duration_ps",
+            Int64,
+            false,
+            "End of the last event, ps from the trace start.",
+        ),
+        col(
+            "schema_version",
+            Int32,
+            false,
+            "Schema version of the tables (1).",
+        ),
+        col(
+            "converter_version",
+            Utf8,
+            false,
+            "Version of xprof-sql that converted the input.",
+        ),
+        col("hostnames", ListUtf8, false, "`XSpace.hostnames`."),
+        col(
+            "errors",
+            ListUtf8,
+            false,
+            "`XSpace.errors`: errors recorded by the profiler in the file.",
+        ),
+        col(
+            "warnings",
+            ListUtf8,
+            false,
+            "`XSpace.warnings`: warnings recorded by the profiler in the file.",
+        ),
+        col(
+            "converter_warnings",
+            ListUtf8,
+            false,
+            "What the converter noticed and kept anyway (unknown metadata ids, events out of order, ...).",
+        ),
+    ],
+};
+
+/// `devices`.
+pub static DEVICES: TableDef = TableDef {
+    name: "devices",
+    doc: "One row per XPlane: a device (`/device:TPU:0`, `/device:GPU:0`) or a source (`/host:CPU`, `/host:metadata`, `Task Environment`).",
+    sort_by: &["device_id"],
+    columns: &[
+        TRACE_ID,
+        col(
+            "device_id",
+            Int32,
+            false,
+            "Id of the plane in this trace (its position in the file).",
+        ),
+        col("plane_id", Int64, false, "`XPlane.id` as written."),
+        col("name", Utf8, false, "`XPlane.name`, e.g. `/device:TPU:0`."),
+        col(
+            "kind",
+            Utf8,
+            false,
+            "`host` (`/host:CPU`), `host_other` (other `/host:` planes), `gpu`, `tpu`, `sparse_core`, `custom`, `metadata` (`/host:metadata`), `task_environment`, or `other`.",
+        ),
+        col(
+            "ordinal",
+            Int32,
+            true,
+            "Device number from the name (`/device:TPU:3` is 3).",
+        ),
+        col(
+            "type",
+            Utf8,
+            true,
+            "Plane stat `device_type_string`, e.g. `TPU v6 Lite`.",
+        ),
+        col("vendor", Utf8, true, "Plane stat `device_vendor`."),
+        col(
+            "peak_tflops",
+            Float64,
+            true,
+            "Plane stat `peak_teraflops_per_second`.",
+        ),
+        col(
+            "peak_hbm_gbps",
+            Float64,
+            true,
+            "Plane stat `peak_hbm_bw_gigabytes_per_second`.",
+        ),
+        col(
+            "clock_rate",
+            Float64,
+            true,
+            "Plane stat `clock_rate`, in the unit the profiler wrote.",
+        ),
+        col("core_count", Int64, true, "Plane stat `core_count`."),
+        col(
+            "line_count",
+            Int32,
+            false,
+            "Number of distinct lines (tracks) on the plane.",
+        ),
+        col(
+            "event_count",
+            Int64,
+            false,
+            "Number of events on the plane.",
+        ),
+        col(
+            "stat_count",
+            Int32,
+            false,
+            "Number of plane stats (rows in `device_args`).",
+        ),
+    ],
+};
+
+/// `device_args`.
+pub static DEVICE_ARGS: TableDef = TableDef {
+    name: "device_args",
+    doc: "Every stat of every plane (`XPlane.stats`), e.g. `Task Environment.profile_start_time` or `/host:metadata`'s `Hlo Proto`.",
+    sort_by: &["device_id"],
+    columns: &concat::<3, 6, 9>(
+        [
+            TRACE_ID,
+            DEVICE_ID,
+            col(
+                "key",
+                Utf8,
+                false,
+                "Stat name from the plane's stat metadata.",
+            ),
+        ],
+        VALUE_COLUMNS,
+    ),
+};
+
+/// `tracks`.
+pub static TRACKS: TableDef = TableDef {
+    name: "tracks",
+    doc: "One row per XLine (timeline): a host thread, a GPU stream, or a derived line such as `Steps`, `XLA Modules`, `XLA Ops`. Lines with the same id on a plane are one track.",
+    sort_by: &["device_id", "track_id"],
+    columns: &[
+        TRACE_ID,
+        col("track_id", Int32, false, "Id of the track in this trace."),
+        DEVICE_ID,
+        col("line_id", Int64, false, "`XLine.id` as written."),
+        col(
+            "display_id",
+            Int64,
+            false,
+            "`XLine.display_id`, or `line_id` when unset.",
+        ),
+        col("name", Utf8, false, "`XLine.name`."),
+        col(
+            "display_name",
+            Utf8,
+            false,
+            "`XLine.display_name`, or `name` when empty.",
+        ),
+        col(
+            "kind",
+            Utf8,
+            false,
+            "`thread` (host threads), `stream` (GPU streams), `steps`, `xla_modules`, `xla_ops`, `async_xla_ops`, `traceme`, `framework_ops`, `framework_name_scope`, `source`, `counters`, `launch_stats`, `sparse_core_steps`, `sparse_core_modules`, `sparse_core_ops`, `host_offload_ops`, or `other`.",
+        ),
+        col(
+            "unit",
+            Utf8,
+            true,
+            "Functional unit for LLO lanes (`VALU`, `MXU0`, ...); NULL otherwise.",
+        ),
+        col(
+            "timestamp_ns",
+            Int64,
+            false,
+            "`XLine.timestamp_ns` as written (line start).",
+        ),
+        col(
+            "duration_ps",
+            Int64,
+            false,
+            "`XLine.duration_ps` as written.",
+        ),
+        col(
+            "event_count",
+            Int64,
+            false,
+            "Number of events on the track.",
+        ),
+    ],
+};
+
+/// `events`.
+pub static EVENTS: TableDef = TableDef {
+    name: "events",
+    doc: "One row per XEvent (interval). Times are ps from the trace start. Well-known stats are promoted to typed columns, resolved from the event's own stats or, failing that, its metadata's. The device is reached through the track (`JOIN tracks USING (trace_id, track_id)`): event-level tables carry no `device_id`, so that `events JOIN tracks USING (trace_id, track_id) JOIN devices USING (trace_id, device_id)` is unambiguous SQL. Track ids are numbered device by device, so the sort order (track_id, ts_ps) is also (device, track, ts).",
+    sort_by: &["track_id", "ts_ps"],
+    columns: &[
+        TRACE_ID,
+        col(
+            "event_id",
+            Int64,
+            false,
+            "Id of the event in this trace; events are numbered in file order.",
+        ),
+        col(
+            "track_id",
+            Int32,
+            false,
+            "Track (line) of the event; joins `tracks`, which gives the `device_id`.",
+        ),
+        col(
+            "metadata_id",
+            Int64,
+            false,
+            "`XEvent.metadata_id`; joins `event_metadata` and `metadata_args`.",
+        ),
+        col(
+            "name",
+            DictUtf8,
+            false,
+            "Event metadata `name` (on XLA op lines it can be the full HLO text).",
+        ),
+        col(
+            "display_name",
+            DictUtf8,
+            false,
+            "Event metadata `display_name`, or `name` when empty (the short op name on XLA op lines).",
+        ),
+        col(
+            "ts_ps",
+            Int64,
+            false,
+            "Start, ps from the trace start: `line.timestamp_ns * 1000 + offset_ps`, less the trace origin when the file is not normalized.",
+        ),
+        col(
+            "dur_ps",
+            Int64,
+            false,
+            "`XEvent.duration_ps` (for an aggregated event: the sum over its occurrences).",
+        ),
+        col(
+            "self_ps",
+            Int64,
+            false,
+            "Duration less the durations of the direct children on the same track.",
+        ),
+        col(
+            "depth",
+            Int32,
+            false,
+            "Nesting depth on the track: 0 for top-level events.",
+        ),
+        col(
+            "parent_id",
+            Int64,
+            true,
+            "`event_id` of the enclosing event on the same track.",
+        ),
+        col(
+            "occurrences",
+            Int64,
+            false,
+            "1, or `XEvent.num_occurrences` for an aggregated event (a count below 1 counts as 1).",
+        ),
+        col(
+            "device_offset_ps",
+            Int64,
+            true,
+            "Stat `device_offset_ps`, as written (not shifted).",
+        ),
+        col(
+            "device_duration_ps",
+            Int64,
+            true,
+            "Stat `device_duration_ps`. XProf's op statistics use it in place of `dur_ps` when present; the analyses use `coalesce(device_duration_ps, dur_ps)`.",
+        ),
+        col("hlo_op", DictUtf8, true, "Stat `hlo_op`."),
+        col("hlo_module", DictUtf8, true, "Stat `hlo_module`."),
+        col("program_id", Int64, true, "Stat `program_id`."),
+        col(
+            "tf_op",
+            DictUtf8,
+            true,
+            "Stat `tf_op` (framework op, e.g. `jit(f)/dot_general`).",
+        ),
+        col("hlo_category", DictUtf8, true, "Stat `hlo_category`."),
+        col("flops", Int64, true, "Stat `flops`."),
+        col("bytes_accessed", Int64, true, "Stat `bytes_accessed`."),
+        col(
+            "correlation_id",
+            Int64,
+            true,
+            "Stat `correlation_id` (host launch to device kernel).",
+        ),
+        col("group_id", Int64, true, "Stat `group_id` (step grouping)."),
+        col("step_num", Int64, true, "Stat `step_num`."),
+        col(
+            "step_event_id",
+            Int64,
+            true,
+            "On device planes: the `Steps` event of the same plane containing this event.",
+        ),
+        col(
+            "module_event_id",
+            Int64,
+            true,
+            "On device planes: the `XLA Modules` event of the same plane containing this event.",
+        ),
+        col(
+            "kernel_event_id",
+            Int64,
+            true,
+            "The kernel event containing this one (LLO and intra-kernel inputs); NULL for XSpace.",
+        ),
+        col(
+            "stat_count",
+            Int32,
+            false,
+            "Number of the event's own stats (rows in `event_args`).",
+        ),
+    ],
+};
+
+/// `event_args`.
+pub static EVENT_ARGS: TableDef = TableDef {
+    name: "event_args",
+    doc: "Every stat carried by an event itself (`XEvent.stats`). Stats shared through the event's metadata are in `metadata_args`; the view `event_stats` merges both as XProf does (the event's own stat wins).",
+    sort_by: &["event_id"],
+    columns: &concat::<3, 6, 9>(
+        [
+            TRACE_ID,
+            col("event_id", Int64, false, "Event the stat belongs to."),
+            col("key", DictUtf8, false, "Stat name."),
+        ],
+        VALUE_COLUMNS,
+    ),
+};
+
+/// `event_metadata`.
+pub static EVENT_METADATA: TableDef = TableDef {
+    name: "event_metadata",
+    doc: "One row per `XEventMetadata` of a plane.",
+    sort_by: &["device_id", "metadata_id"],
+    columns: &[
+        TRACE_ID,
+        DEVICE_ID,
+        col(
+            "metadata_id",
+            Int64,
+            false,
+            "`XEventMetadata.id` (the map key).",
+        ),
+        col("name", Utf8, false, "`XEventMetadata.name`."),
+        col(
+            "display_name",
+            Utf8,
+            true,
+            "`XEventMetadata.display_name`; NULL when empty.",
+        ),
+        col(
+            "metadata",
+            Binary,
+            true,
+            "`XEventMetadata.metadata` bytes; NULL when empty.",
+        ),
+        col("child_ids", ListInt64, false, "`XEventMetadata.child_id`."),
+        col(
+            "stat_count",
+            Int32,
+            false,
+            "Number of metadata stats (rows in `metadata_args`).",
+        ),
+    ],
+};
+
+/// `metadata_args`.
+pub static METADATA_ARGS: TableDef = TableDef {
+    name: "metadata_args",
+    doc: "Every stat of every event metadata (`XEventMetadata.stats`): stats shared by all events with that metadata, such as the cost model of an HLO op.",
+    sort_by: &["device_id", "metadata_id"],
+    columns: &concat::<4, 6, 10>(
+        [
+            TRACE_ID,
+            DEVICE_ID,
+            col(
+                "metadata_id",
+                Int64,
+                false,
+                "Event metadata the stat belongs to.",
+            ),
+            col("key", DictUtf8, false, "Stat name."),
+        ],
+        VALUE_COLUMNS,
+    ),
+};
+
+/// `stat_metadata`.
+pub static STAT_METADATA: TableDef = TableDef {
+    name: "stat_metadata",
+    doc: "One row per `XStatMetadata` of a plane: stat names, and the strings that `ref_value` stats point to.",
+    sort_by: &["device_id", "stat_metadata_id"],
+    columns: &[
+        TRACE_ID,
+        DEVICE_ID,
+        col(
+            "stat_metadata_id",
+            Int64,
+            false,
+            "`XStatMetadata.id` (the map key).",
+        ),
+        col("name", Utf8, false, "`XStatMetadata.name`."),
+        col(
+            "description",
+            Utf8,
+            true,
+            "`XStatMetadata.description`; NULL when empty.",
+        ),
+    ],
+};
+
+/// `counters`.
+pub static COUNTERS: TableDef = TableDef {
+    name: "counters",
+    doc: "Counter samples: every event with a `counter_value` stat, and every numeric stat of events on `_counters_` lines. The events stay in `events` too.",
+    sort_by: &["track_id", "ts_ps"],
+    columns: &[
+        TRACE_ID,
+        col(
+            "track_id",
+            Int32,
+            false,
+            "Track of the sample; joins `tracks`, which gives the `device_id`.",
+        ),
+        col("event_id", Int64, false, "Event the sample was read from."),
+        col(
+            "name",
+            DictUtf8,
+            false,
+            "Counter name: the event name for `counter_value`, else `event name/stat name`.",
+        ),
+        col(
+            "ts_ps",
+            Int64,
+            false,
+            "Sample time, ps from the trace start.",
+        ),
+        col("value", Float64, false, "Sample value."),
+    ],
+};
+
+/// `flows`.
+pub static FLOWS: TableDef = TableDef {
+    name: "flows",
+    doc: "Links between events: XSpace `flow` stats (decoded) and host-to-device `correlation_id` pairs. A side that is absent from the trace is NULL.",
+    sort_by: &["kind", "flow_id"],
+    columns: &[
+        TRACE_ID,
+        col(
+            "flow_id",
+            Int64,
+            false,
+            "Flow id (bits 2-57 of the `flow` stat) or the correlation id.",
+        ),
+        col(
+            "kind",
+            Utf8,
+            false,
+            "`flow` (XSpace `flow` stat) or `correlation_id`.",
+        ),
+        col(
+            "context_type",
+            Int32,
+            true,
+            "For `flow`: the context type (bits 58-63 of the `flow` stat).",
+        ),
+        col(
+            "src_event_id",
+            Int64,
+            true,
+            "Event where the flow starts (`flow` direction out, or the host event of a correlation id).",
+        ),
+        col(
+            "dst_event_id",
+            Int64,
+            true,
+            "Event where the flow ends (`flow` direction in, or the device event of a correlation id).",
+        ),
+    ],
+};
+
+/// `hlo_ops`.
+pub static HLO_OPS: TableDef = TableDef {
+    name: "hlo_ops",
+    doc: "The static HLO op table: event metadata of device planes used on `XLA Ops`/`Async XLA Ops` lines, and any event metadata carrying cost-model stats (`hlo_category`, `flops`, `bytes_accessed`).",
+    sort_by: &["device_id", "metadata_id"],
+    columns: &[
+        TRACE_ID,
+        DEVICE_ID,
+        col(
+            "metadata_id",
+            Int64,
+            false,
+            "Event metadata id; joins `events.metadata_id`.",
+        ),
+        col("program_id", Int64, true, "Stat `program_id`."),
+        col("hlo_module", Utf8, true, "Stat `hlo_module`."),
+        col(
+            "hlo_op",
+            Utf8,
+            false,
+            "Op name: stat `hlo_op`, else the metadata display name, else its name.",
+        ),
+        col("category", Utf8, true, "Stat `hlo_category`."),
+        col(
+            "expression",
+            Utf8,
+            false,
+            "The metadata name (on XLA op lines, the full HLO text).",
+        ),
+        col("shape", Utf8, true, "Stat `shape_with_layout`."),
+        col("flops", Int64, true, "Stat `flops`."),
+        col("model_flops", Int64, true, "Stat `model_flops`."),
+        col("bytes_accessed", Int64, true, "Stat `bytes_accessed`."),
+        col("tf_op", Utf8, true, "Stat `tf_op`."),
+        col("source", Utf8, true, "Stat `source`."),
+    ],
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_table_starts_with_trace_id_and_has_unique_columns() {
+        for t in Table::ALL {
+            let def = t.def();
+            assert_eq!(def.columns[0].name, "trace_id", "{}", def.name);
+            let mut names: Vec<_> = def.columns.iter().map(|c| c.name).collect();
+            names.sort();
+            names.dedup();
+            assert_eq!(
+                names.len(),
+                def.columns.len(),
+                "duplicate column in {}",
+                def.name
+            );
+            for s in def.sort_by {
+                assert!(
+                    def.column_index(s).is_some(),
+                    "{}: sort column {s}",
+                    def.name
+                );
+            }
+            assert_eq!(Table::from_name(def.name), Some(t));
+        }
+    }
+
+    #[test]
+    fn schema_carries_version_metadata() {
+        let s = Table::Events.schema();
+        assert_eq!(s.metadata()[SCHEMA_VERSION_KEY], "1");
+        assert_eq!(s.metadata()[TABLE_KEY], "events");
+        assert_eq!(
+            s.field_with_name("ts_ps").unwrap().data_type(),
+            &DataType::Int64
+        );
+    }
+}

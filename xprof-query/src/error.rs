@@ -1,0 +1,22 @@
+//! Errors of `xprof-query`.
+
+/// What went wrong opening inputs or running SQL.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum QueryError {
+    /// Converting an input failed.
+    #[error(transparent)]
+    Convert(#[from] xprof_convert::ConvertError),
+    /// Reading or writing the normalized tables failed.
+    #[error(transparent)]
+    Format(#[from] xprof_format::FormatError),
+    /// DataFusion failed (planning or running SQL).
+    #[error(transparent)]
+    DataFusion(#[from] datafusion::error::DataFusionError),
+    /// The inputs cannot be opened together.
+    #[error("{0}")]
+    Inputs(String),
+}
+
+/// Shorthand.
+pub type Result<T, E = QueryError> = std::result::Result<T, E>;

@@ -1,0 +1,18 @@
+//! `xprof-query` is the SQL layer of xprof-sql: a [`ProfileSession`] opens
+//! profiles (files, run folders, log folders, Parquet datasets) and
+//! registers the normalized tables and the canned analyses ([`views`]) on
+//! an Apache DataFusion `SessionContext`, its own or the caller's.
+//!
+//! It is the only crate that depends on DataFusion; converters know
+//! nothing of SQL.
+
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod session;
+pub mod views;
+
+pub use error::{QueryError, Result};
+pub use session::{OpenOptions, Opened, ProfileSession, default_config};
+pub use xprof_convert;
+pub use xprof_format;

@@ -1,0 +1,18 @@
+-- Every stat of every event as XProf sees it: the event's own stats, plus
+-- the stats of its metadata that the event does not override.
+SELECT a.trace_id, a.event_id, a.key, a.value_type,
+       a.int_value, a.uint_value, a.double_value, a.str_value, a.bytes_value,
+       'event' AS origin
+FROM event_args a
+UNION ALL
+SELECT e.trace_id, e.event_id, m.key, m.value_type,
+       m.int_value, m.uint_value, m.double_value, m.str_value, m.bytes_value,
+       'metadata' AS origin
+FROM events e
+JOIN tracks t ON e.trace_id = t.trace_id AND e.track_id = t.track_id
+JOIN metadata_args m
+  ON e.trace_id = m.trace_id AND t.device_id = m.device_id AND e.metadata_id = m.metadata_id
+WHERE NOT EXISTS (
+  SELECT 1 FROM event_args o
+  WHERE o.trace_id = e.trace_id AND o.event_id = e.event_id AND o.key = m.key
+)
