@@ -291,21 +291,47 @@ fn csv_rows(rel: &str) -> Vec<Vec<String>> {
 }
 
 /// Per (device, category) event counts and self-time sums equal XProf's
-/// Events DB (`create_events_db`, XProf 2.24.2) on the lines it covers.
-/// XProf's rules (tests/fixtures/xspace/expected/NOTES.md): `/host:CPU`
-/// is device `cpu:0`, category `host`; times are truncated to ns; on host
-/// planes its `self_time_ns` is the whole duration (only TPU TensorCore
-/// planes subtract children, which is our `self_ps`).
+/// Events DB (`create_events_db`, XProf 2.24.2) on the real CPU and GPU
+/// profiles. XProf's rules (tests/fixtures/*/expected/NOTES.md): it covers
+/// `/host:CPU` (device `cpu:0`, category `host`) and `/device:GPU:N`
+/// planes (device `gpu:<plane id>`, category the line name on `XLA
+/// Modules`/`XLA Ops` lines, else `device`, without `_counters_` and
+/// XProf's reserved derived-line ids); times are truncated to ns per event;
+/// its `self_time_ns` is the whole duration on these planes (only TPU
+/// TensorCore planes subtract children, which is our `self_ps`).
+const EVENTS_DB_SQL: &str = "
+    WITH x AS (
+      SELECT CASE WHEN d.name = '/host:CPU' THEN 'cpu:0' ELSE 'gpu:' || d.plane_id END AS device,
+             CASE WHEN d.name = '/host:CPU' THEN 'host'
+                  WHEN starts_with(t.name, 'XLA Modules') OR starts_with(t.name, 'XLA Ops') THEN t.name
+                  ELSE 'device' END AS category,
+             e.dur_ps
+      FROM events e JOIN tracks t USING (trace_id, track_id) JOIN devices d USING (trace_id, device_id)
+      WHERE d.name = '/host:CPU'
+         OR (starts_with(d.name, '/device:GPU:')
+             AND (starts_with(t.name, 'XLA Modules') OR starts_with(t.name, 'XLA Ops')
+                  OR (t.name <> '_counters_'
+                      AND (t.line_id & 4294967295) NOT BETWEEN 3735928559 AND 3735928964))))
+    SELECT device, category, count(*) AS event_count, sum(dur_ps / 1000) AS self_time_ns_sum
+    FROM x GROUP BY device, category ORDER BY device, category";
+
 #[tokio::test(flavor = "multi_thread")]
 async fn per_category_counts_match_xprof_events_db() {
-    let sql = "SELECT 'cpu:0' AS device, 'host' AS category, count(*) AS event_count, \
-               sum((e.ts_ps + e.dur_ps) / 1000 - e.ts_ps / 1000) AS self_time_ns_sum \
-               FROM events e JOIN tracks t USING (trace_id, track_id) JOIN devices d USING (trace_id, device_id) \
-               WHERE d.name = '/host:CPU' GROUP BY 1, 2 ORDER BY 1, 2";
     for stem in REAL_CPU {
-        let ours = sql_rows(&cpu_fixture(stem), sql).await;
-        let xprof = csv_rows(&format!("xspace/expected/{stem}.events_db.csv"));
-        assert_eq!(ours, xprof, "{stem}");
+        let ours = sql_rows(&cpu_fixture(stem), EVENTS_DB_SQL).await;
+        assert_eq!(
+            ours,
+            csv_rows(&format!("xspace/expected/{stem}.events_db.csv")),
+            "{stem}"
+        );
+    }
+    for stem in REAL_GPU {
+        let ours = sql_rows(&gpu_fixture(stem), EVENTS_DB_SQL).await;
+        assert_eq!(
+            ours,
+            csv_rows(&format!("gpu/expected/{stem}.events_db.csv")),
+            "{stem}"
+        );
     }
 }
 

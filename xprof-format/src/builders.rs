@@ -287,22 +287,21 @@ impl TableBuilder {
     pub fn push_value(&mut self, first: usize, value: &crate::StatValue<'_>, type_sym: Sym) {
         use crate::StatValue as V;
         self.dict(first).push(type_sym);
-        let (i, u, d, s, b): (
-            Option<i64>,
-            Option<u64>,
-            Option<f64>,
-            Option<&str>,
-            Option<&[u8]>,
-        ) = match value {
-            V::None => (None, None, None, None, None),
-            V::Int(v) => (Some(*v), None, None, None, None),
-            V::Uint(v) => (None, Some(*v), None, None, None),
-            V::Double(v) => (None, None, Some(*v), None, None),
-            V::Str(v) => (None, None, None, Some(v.as_ref()), None),
-            V::Bytes(v) => (None, None, None, None, Some(v)),
-            V::Ref { id, name } => (None, Some(*id), None, *name, None),
-            V::CompressedStr(v) => (None, None, None, Some(v.as_ref()), None),
-        };
+        let (mut i, mut u, mut d) = (None, None, None);
+        let (mut s, mut b): (Option<&str>, Option<&[u8]>) = (None, None);
+        match value {
+            V::None => {}
+            V::Int(v) => i = Some(*v),
+            V::Uint(v) => u = Some(*v),
+            V::Double(v) => d = Some(*v),
+            V::Str(v) => s = Some(v.as_ref()),
+            V::Bytes(v) => b = Some(v),
+            V::Ref { id, name } => {
+                u = Some(*id);
+                s = *name;
+            }
+            V::CompressedStr(v) => s = Some(v.as_ref()),
+        }
         self.i64(first + 1).append_option(i);
         self.u64(first + 2).append_option(u);
         self.f64(first + 3).append_option(d);
@@ -349,7 +348,7 @@ mod tests {
 
     #[test]
     fn table_builder_makes_a_batch_of_the_table_schema() {
-        let mut interner = Interner::new();
+        let interner = Interner::new();
         let mut t = TableBuilder::new(Table::StatMetadata);
         let (trace, dev, id, name, desc) = (
             t.col("trace_id"),
@@ -363,7 +362,7 @@ mod tests {
         t.i64(id).append_value(7);
         t.utf8(name).append_value("flops");
         t.utf8(desc).append_null();
-        let batch = t.finish(&mut interner).unwrap();
+        let batch = t.finish(&interner).unwrap();
         assert_eq!(batch.num_rows(), 1);
         assert_eq!(batch.schema(), Table::StatMetadata.schema());
         assert!(t.is_empty());

@@ -19,7 +19,7 @@ use crate::pb::{Cursor, PbResult, utf8};
 pub(crate) const LONG_OPEN_EVENTS: u32 = 4096;
 
 /// A length-delimited field: its bytes and absolute offset.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Span<'a> {
     pub bytes: &'a [u8],
     pub offset: u64,
@@ -85,7 +85,7 @@ pub(crate) fn scan_plane<'a>(span: Span<'a>) -> PbResult<PlaneScan<'a>> {
         match field {
             1 => p.id = c.int64(wire)?,
             2 => p.name = utf8(c.len_field(wire)?.0),
-            3 | 4 | 5 | 6 => {
+            3..=6 => {
                 let (bytes, offset) = c.len_field(wire)?;
                 let s = Span { bytes, offset };
                 match field {
@@ -115,15 +115,6 @@ pub(crate) struct EventHeader<'a> {
     pub num_occurrences: Option<i64>,
     /// The stats field(s) are read from here by the second pass.
     pub body: Span<'a>,
-}
-
-impl Default for Span<'_> {
-    fn default() -> Self {
-        Span {
-            bytes: &[],
-            offset: 0,
-        }
-    }
 }
 
 #[inline]

@@ -1,0 +1,73 @@
+//! Where conversion time goes, phase by phase, on one file:
+//! decode only (rows counted, batches dropped), decode into memory, and
+//! decode + Parquet. Used for the profiling notes in benches/README.md.
+//!
+//! cargo run --release --example convert_phases -- FILE.xplane.pb
+
+use std::time::Instant;
+
+use xprof_sql::convert::input;
+use xprof_sql::convert::sink::{MemorySink, ParquetSink, TableSink};
+use xprof_sql::convert::xspace::{TraceSource, XSpaceOptions, convert};
+use xprof_sql::format::Table;
+use xprof_sql::format::dataset::WriteOptions;
+
+struct CountSink(usize);
+
+impl TableSink for CountSink {
+    fn write(
+        &mut self,
+        _: Table,
+        b: arrow::record_batch::RecordBatch,
+    ) -> xprof_sql::convert::error::Result<()> {
+        self.0 += b.num_rows();
+        Ok(())
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let path = std::env::args()
+        .nth(1)
+        .ok_or("usage: convert_phases FILE")?;
+    let bytes = input::open(path.as_ref())?;
+    let mib = bytes.len() as f64 / 1048576.0;
+    let src = TraceSource {
+        trace_id: 0,
+        path: path.clone().into(),
+        run: None,
+        host: "h".into(),
+    };
+    let opts = XSpaceOptions::default();
+    for _ in 0..2 {
+        let t = Instant::now();
+        let mut s = CountSink(0);
+        convert(&bytes, &src, &opts, &mut s)?;
+        let d = t.elapsed().as_secs_f64();
+        println!(
+            "decode+normalize to Arrow: {d:.3} s  {:.0} MiB/s  ({} rows)",
+            mib / d,
+            s.0
+        );
+    }
+    let t = Instant::now();
+    let mut m = MemorySink::default();
+    convert(&bytes, &src, &opts, &mut m)?;
+    println!("to memory: {:.3} s", t.elapsed().as_secs_f64());
+    for t_ in [Table::Events, Table::EventArgs] {
+        let batches = &m.tables[&t_];
+        let dir = tempfile::tempdir()?;
+        let t = Instant::now();
+        let mut w = ParquetSink::create(dir.path(), "p", WriteOptions::default())?;
+        for b in batches {
+            w.write(t_, b.clone())?;
+        }
+        w.finish()?;
+        println!(
+            "parquet {}: {:.3} s ({} rows)",
+            t_.name(),
+            t.elapsed().as_secs_f64(),
+            m.rows(t_)
+        );
+    }
+    Ok(())
+}
