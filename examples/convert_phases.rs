@@ -38,6 +38,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         host: "h".into(),
     };
     let opts = XSpaceOptions::default();
+    if std::env::var("PHASE").as_deref() == Ok("decode") {
+        let mut s = CountSink(0);
+        let t = Instant::now();
+        xprof_sql::convert::xspace::convert_input(&bytes, &src, &opts, &mut s)?;
+        println!(
+            "decode only (pages released): {:.3} s, {} rows",
+            t.elapsed().as_secs_f64(),
+            s.0
+        );
+        return Ok(());
+    }
     for _ in 0..2 {
         let t = Instant::now();
         let mut s = CountSink(0);

@@ -27,7 +27,7 @@ pub fn convert_file(
                 run: file.run.clone(),
                 host: file.host.clone(),
             };
-            xspace::convert(&bytes, &source, options, sink)
+            xspace::convert_input(&bytes, &source, options, sink)
         }
     }
 }

@@ -65,6 +65,31 @@ fn map_file(file: &File, path: &Path) -> Result<Option<memmap2::Mmap>> {
     Ok(Some(map))
 }
 
+impl InputBytes {
+    /// Drops the pages of bytes `start..end` from this process's memory
+    /// (they are re-read from the page cache if touched again), so that
+    /// resident memory does not grow with the input. A no-op for empty
+    /// inputs; only whole pages inside the range are dropped.
+    pub fn release(&self, start: usize, end: usize) {
+        const PAGE: usize = 4096;
+        #[cfg(unix)]
+        if let Some(map) = &self.map {
+            let s = start.div_ceil(PAGE) * PAGE;
+            let e = end.min(map.len()) / PAGE * PAGE;
+            if e > s {
+                // SAFETY: the map is a read-only, file-backed mapping: the
+                // dropped pages read back as the file's bytes, so no slice
+                // into the map observes a change.
+                let _ = unsafe {
+                    map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, s, e - s)
+                };
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = (start, end);
+    }
+}
+
 /// Opens `path`, inflating gzip (by magic bytes) into a temporary file.
 pub fn open(path: &Path) -> Result<InputBytes> {
     let mut file = File::open(path).map_err(io_err(path))?;

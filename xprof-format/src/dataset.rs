@@ -18,12 +18,12 @@ use std::path::{Path, PathBuf};
 
 use arrow::record_batch::RecordBatch;
 use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
+use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::metadata::{KeyValue, SortingColumn};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use crate::error::{FormatError, Result};
-use crate::schema::{SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_KEY, Table};
+use crate::schema::{ColumnType, SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_KEY, Table};
 
 /// File extension of dataset files.
 pub const EXTENSION: &str = "parquet";
@@ -59,7 +59,7 @@ pub fn writer_properties(table: Table, options: &WriteOptions) -> WriterProperti
             nulls_first: false,
         })
         .collect();
-    WriterProperties::builder()
+    let mut builder = WriterProperties::builder()
         .set_compression(Compression::ZSTD(
             ZstdLevel::try_new(options.zstd_level).unwrap_or_default(),
         ))
@@ -70,8 +70,26 @@ pub fn writer_properties(table: Table, options: &WriteOptions) -> WriterProperti
         .set_key_value_metadata(Some(vec![
             KeyValue::new(SCHEMA_VERSION_KEY.to_string(), SCHEMA_VERSION.to_string()),
             KeyValue::new(TABLE_KEY.to_string(), def.name.to_string()),
-        ]))
-        .build()
+        ]));
+    // Dictionaries pay for names and small ints; for ids, times and
+    // values they only cost memory (up to a dictionary page per column
+    // before falling back) and time. Sorted or clustered 64-bit integers
+    // take delta encoding.
+    for c in def.columns {
+        let path = parquet::schema::types::ColumnPath::from(c.name);
+        match c.ty {
+            ColumnType::Int64 | ColumnType::UInt64 => {
+                builder = builder
+                    .set_column_dictionary_enabled(path.clone(), false)
+                    .set_column_encoding(path, Encoding::DELTA_BINARY_PACKED);
+            }
+            ColumnType::Float64 | ColumnType::Binary => {
+                builder = builder.set_column_dictionary_enabled(path, false);
+            }
+            _ => {}
+        }
+    }
+    builder.build()
 }
 
 /// The folder of `table` in a dataset.

@@ -7,7 +7,9 @@ use xprof_format::schema::{CONVERTER_VERSION, SCHEMA_VERSION};
 use xprof_format::{Interner, StatValue, Sym, Table, TableBuilder};
 
 use super::meta::{PlaneMeta, Promoted, StatKind, decode_stat, for_each_stat};
-use super::scan::{EventHeader, LineScan, PlaneScan, Span, event_header, scan_plane, scan_space};
+use super::scan::{
+    EventHeader, LineScan, PlaneScan, RELEASE_EVERY, Span, event_header, scan_plane, scan_space,
+};
 use super::{Summary, TraceSource, XSpaceOptions, malformed};
 use crate::error::{ConvertError, Result};
 use crate::nest::{Nester, Open};
@@ -232,8 +234,12 @@ struct PlaneCtx<'a> {
     unknown_stats: u64,
 }
 
+/// Drops input pages `start..end` (absolute offsets) from memory.
+pub(crate) type Release<'a> = super::scan::ReleaseFn<'a>;
+
 pub(crate) struct Converter<'a, 's> {
     bytes: &'a [u8],
+    release: Option<Release<'a>>,
     source: &'a TraceSource,
     options: &'a XSpaceOptions,
     sink: &'s mut dyn TableSink,
@@ -264,12 +270,14 @@ impl<'a, 's> Converter<'a, 's> {
         source: &'a TraceSource,
         options: &'a XSpaceOptions,
         sink: &'s mut dyn TableSink,
+        release: Option<Release<'a>>,
     ) -> Self {
         let cap = options.batch_rows.min(1 << 16);
         let events = TableBuilder::with_capacity(Table::Events, cap);
         let ev = EventCols::new(&events);
         Self {
             bytes,
+            release,
             source,
             options,
             sink,
@@ -300,7 +308,8 @@ impl<'a, 's> Converter<'a, 's> {
         let space = scan_space(bytes).map_err(|e| self.err(e))?;
         let mut planes = Vec::with_capacity(space.planes.len());
         for span in &space.planes {
-            planes.push(scan_plane(*span).map_err(|e| self.err(e))?);
+            planes.push(scan_plane(*span, self.release).map_err(|e| self.err(e))?);
+            self.release_span(span);
         }
         let (start_ns, stop_ns) = self.task_environment(&planes)?;
         // Files written by JAX/TSL are normalized to the profile start; a
@@ -343,6 +352,12 @@ impl<'a, 's> Converter<'a, 's> {
             }
         }
         Ok((start, stop))
+    }
+
+    fn release_span(&self, span: &Span<'_>) {
+        if let Some(r) = self.release {
+            r(span.offset, span.offset + span.bytes.len() as u64);
+        }
     }
 
     fn progress(&mut self, n: u64) {
@@ -434,6 +449,9 @@ impl<'a, 's> Converter<'a, 's> {
                 self.flush_all_events(&ctx.interner)?;
             }
             self.summary.lines += chunks.len();
+            for (l, _) in chunks {
+                self.release_span(&l.span);
+            }
             self.progress(chunks.iter().map(|(l, _)| l.span.bytes.len() as u64).sum());
         }
         if ctx.unknown_metadata > 0 {
@@ -459,6 +477,14 @@ impl<'a, 's> Converter<'a, 's> {
             .chain(&plane.stats);
         let meta_bytes: u64 = rest.map(|s| s.bytes.len() as u64).sum();
         self.progress(meta_bytes);
+        for s in plane
+            .event_metadata
+            .iter()
+            .chain(&plane.stat_metadata)
+            .chain(&plane.stats)
+        {
+            self.release_span(s);
+        }
         Ok(())
     }
 
@@ -482,6 +508,7 @@ impl<'a, 's> Converter<'a, 's> {
         let mut nester = Nester::<Slot>::default();
         let mut index: u32 = 0;
         let mut line_events = l.span.cursor();
+        let mut released = l.span.offset;
         while !line_events.is_empty() {
             let (field, wire) = line_events.tag().map_err(|e| self.err(e))?;
             if field != 4 {
@@ -489,6 +516,12 @@ impl<'a, 's> Converter<'a, 's> {
                 continue;
             }
             let (bytes, offset) = line_events.len_field(wire).map_err(|e| self.err(e))?;
+            if let Some(r) = self.release
+                && offset - released > RELEASE_EVERY
+            {
+                r(released, offset);
+                released = offset;
+            }
             let h = event_header(Span { bytes, offset }).map_err(|e| self.err(e))?;
             let event_id = base + index as i64;
             if h.num_occurrences.is_some() {

@@ -44,7 +44,7 @@ pub fn inspect(bytes: &[u8], path: &std::path::Path) -> crate::error::Result<Vec
     let space = scan_space(bytes).map_err(err)?;
     let mut out = Vec::new();
     for span in space.planes {
-        let p = scan_plane(span).map_err(err)?;
+        let p = scan_plane(span, None).map_err(err)?;
         let mut interner = Interner::new();
         let meta =
             PlaneMeta::load(&p.stat_metadata, &[], &mut interner, &mut Vec::new()).map_err(err)?;

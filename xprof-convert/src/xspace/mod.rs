@@ -123,5 +123,18 @@ pub fn convert(
     options: &XSpaceOptions,
     sink: &mut dyn TableSink,
 ) -> Result<Summary> {
-    emit::Converter::new(bytes, source, options, sink).run()
+    emit::Converter::new(bytes, source, options, sink, None).run()
+}
+
+/// Like [`convert`] over an opened file, dropping the file's pages from
+/// memory as they are done with, so resident memory stays bounded whatever
+/// the file's size.
+pub fn convert_input(
+    input: &crate::input::InputBytes,
+    source: &TraceSource,
+    options: &XSpaceOptions,
+    sink: &mut dyn TableSink,
+) -> Result<Summary> {
+    let release = |start: u64, end: u64| input.release(start as usize, end as usize);
+    emit::Converter::new(input, source, options, sink, Some(&release)).run()
 }

@@ -77,7 +77,17 @@ pub(crate) struct PlaneScan<'a> {
     pub event_count: u64,
 }
 
-pub(crate) fn scan_plane<'a>(span: Span<'a>) -> PbResult<PlaneScan<'a>> {
+/// Bytes read between two calls of the `release` callback while scanning
+/// or converting one line: resident input memory stays near this.
+pub(crate) const RELEASE_EVERY: u64 = 16 << 20;
+
+/// Called with absolute byte ranges that are done with.
+pub(crate) type ReleaseFn<'r> = &'r dyn Fn(u64, u64);
+
+pub(crate) fn scan_plane<'a>(
+    span: Span<'a>,
+    release: Option<ReleaseFn<'_>>,
+) -> PbResult<PlaneScan<'a>> {
     let mut c = span.cursor();
     let mut p = PlaneScan::default();
     while !c.is_empty() {
@@ -90,7 +100,7 @@ pub(crate) fn scan_plane<'a>(span: Span<'a>) -> PbResult<PlaneScan<'a>> {
                 let s = Span { bytes, offset };
                 match field {
                     3 => {
-                        let line = scan_line(s)?;
+                        let line = scan_line(s, release)?;
                         p.event_count += line.event_count as u64;
                         p.lines.push(line);
                     }
@@ -158,8 +168,12 @@ pub(crate) struct LineScan<'a> {
     pub long_self: FxHashMap<u32, i64>,
 }
 
-pub(crate) fn scan_line<'a>(span: Span<'a>) -> PbResult<LineScan<'a>> {
+pub(crate) fn scan_line<'a>(
+    span: Span<'a>,
+    release: Option<ReleaseFn<'_>>,
+) -> PbResult<LineScan<'a>> {
     let mut c = span.cursor();
+    let mut released = span.offset;
     let mut l = LineScan {
         span,
         sorted: true,
@@ -177,6 +191,12 @@ pub(crate) fn scan_line<'a>(span: Span<'a>) -> PbResult<LineScan<'a>> {
             3 => l.timestamp_ns = c.int64(wire)?,
             4 => {
                 let (bytes, offset) = c.len_field(wire)?;
+                if let Some(r) = release
+                    && offset - released > RELEASE_EVERY
+                {
+                    r(released, offset);
+                    released = offset;
+                }
                 let h = event_header(Span { bytes, offset })?;
                 let index = count;
                 count = count.checked_add(1).ok_or(crate::pb::PbError {
