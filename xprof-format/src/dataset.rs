@@ -176,11 +176,73 @@ pub fn part_name(trace_id: i32, host: &str) -> String {
     format!("{trace_id:06}-{host}")
 }
 
+type FileWriter = ArrowWriter<BufWriter<File>>;
+
+/// A table's writer: on the caller's thread, or on its own thread fed
+/// through a bounded channel (the big tables, so encoding and compressing
+/// them runs beside decoding).
+enum Writer {
+    Inline(FileWriter),
+    Background {
+        tx: std::sync::mpsc::SyncSender<RecordBatch>,
+        handle: std::thread::JoinHandle<parquet::errors::Result<()>>,
+    },
+}
+
 struct OpenFile {
     tmp: PathBuf,
     dest: PathBuf,
-    writer: ArrowWriter<BufWriter<File>>,
+    /// `None` once closed.
+    writer: Option<Writer>,
 }
+
+impl OpenFile {
+    fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let failed = match &mut self.writer {
+            Some(Writer::Inline(w)) => {
+                let r = w.write(batch);
+                return r.map_err(|source| self.parquet_err(source));
+            }
+            Some(Writer::Background { tx, .. }) => tx.send(batch.clone()).is_err(),
+            None => true,
+        };
+        if failed {
+            // The writer thread stopped: its error says why.
+            self.close()?;
+            return Err(self.parquet_err(parquet::errors::ParquetError::General(
+                "writer closed".into(),
+            )));
+        }
+        Ok(())
+    }
+
+    fn parquet_err(&self, source: parquet::errors::ParquetError) -> FormatError {
+        FormatError::Parquet {
+            path: self.tmp.clone(),
+            source,
+        }
+    }
+
+    /// Closes the file (a no-op when closed already).
+    fn close(&mut self) -> Result<()> {
+        let r = match self.writer.take() {
+            None => Ok(()),
+            Some(Writer::Inline(w)) => w.close().map(|_| ()),
+            Some(Writer::Background { tx, handle }) => {
+                drop(tx);
+                handle.join().unwrap_or_else(|_| {
+                    Err(parquet::errors::ParquetError::General(
+                        "writer thread panicked".into(),
+                    ))
+                })
+            }
+        };
+        r.map_err(|source| self.parquet_err(source))
+    }
+}
+
+/// Tables encoded on their own thread.
+const BACKGROUND_TABLES: [Table; 2] = [Table::Events, Table::EventArgs];
 
 /// Writes one part (one trace, or one slice of it) of every table.
 ///
@@ -251,7 +313,30 @@ impl PartWriter {
                 path: tmp.clone(),
                 source,
             })?;
-            self.files[idx] = Some(OpenFile { tmp, dest, writer });
+            let writer = if BACKGROUND_TABLES.contains(&table) {
+                let (tx, rx) = std::sync::mpsc::sync_channel::<RecordBatch>(4);
+                let handle = std::thread::Builder::new()
+                    .name(format!("parquet-{}", table.name()))
+                    .spawn(move || {
+                        let mut writer = writer;
+                        for batch in rx {
+                            writer.write(&batch)?;
+                        }
+                        writer.close().map(|_| ())
+                    })
+                    .map_err(|source| FormatError::Io {
+                        path: tmp.clone(),
+                        source,
+                    })?;
+                Writer::Background { tx, handle }
+            } else {
+                Writer::Inline(writer)
+            };
+            self.files[idx] = Some(OpenFile {
+                tmp,
+                dest,
+                writer: Some(writer),
+            });
         }
         Ok(self.files[idx].as_mut().expect("just opened"))
     }
@@ -261,13 +346,7 @@ impl PartWriter {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let f = self.open(table)?;
-        f.writer
-            .write(batch)
-            .map_err(|source| FormatError::Parquet {
-                path: f.tmp.clone(),
-                source,
-            })
+        self.open(table)?.write(batch)
     }
 
     /// Closes every table's file (an empty file for tables without rows)
@@ -278,12 +357,9 @@ impl PartWriter {
         }
         let mut closed = Vec::new();
         for f in self.files.iter_mut() {
-            let f = f.take().expect("all opened");
-            f.writer.close().map_err(|source| FormatError::Parquet {
-                path: f.tmp.clone(),
-                source,
-            })?;
-            closed.push((f.tmp, f.dest));
+            let f = f.as_mut().expect("all opened");
+            f.close()?;
+            closed.push((f.tmp.clone(), f.dest.clone()));
         }
         let mut written = Vec::new();
         for (tmp, dest) in closed {
@@ -301,8 +377,8 @@ impl PartWriter {
 impl Drop for PartWriter {
     fn drop(&mut self) {
         if !self.finished {
-            for f in self.files.iter_mut().filter_map(Option::take) {
-                drop(f.writer);
+            for mut f in self.files.iter_mut().filter_map(Option::take) {
+                let _ = f.close();
                 let _ = fs::remove_file(&f.tmp);
             }
         }
