@@ -6,25 +6,10 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use xprof_sql::convert::sink::{MemorySink, TableSink};
+use xprof_sql::convert::sink::{CountingSink, MemorySink};
 use xprof_sql::convert::synthetic::write_large_tpu;
 use xprof_sql::convert::xspace::{TraceSource, XSpaceOptions, convert};
 use xprof_sql::format::Table;
-
-/// Counts rows and drops batches: measures decoding + normalizing only.
-#[derive(Default)]
-struct CountSink(usize);
-
-impl TableSink for CountSink {
-    fn write(
-        &mut self,
-        _: Table,
-        batch: arrow::record_batch::RecordBatch,
-    ) -> xprof_sql::convert::error::Result<()> {
-        self.0 += batch.num_rows();
-        Ok(())
-    }
-}
 
 fn source() -> TraceSource {
     TraceSource {
@@ -51,7 +36,7 @@ fn bench_decode(c: &mut Criterion) {
         g.throughput(Throughput::Bytes(bytes.len() as u64));
         g.bench_function(name, |b| {
             b.iter(|| {
-                let mut sink = CountSink::default();
+                let mut sink = CountingSink::default();
                 convert(
                     black_box(bytes),
                     &source(),
@@ -59,7 +44,7 @@ fn bench_decode(c: &mut Criterion) {
                     &mut sink,
                 )
                 .unwrap();
-                black_box(sink.0)
+                black_box(sink.rows)
             })
         });
     }

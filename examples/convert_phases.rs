@@ -7,23 +7,10 @@
 use std::time::Instant;
 
 use xprof_sql::convert::input;
-use xprof_sql::convert::sink::{MemorySink, ParquetSink, TableSink};
+use xprof_sql::convert::sink::{CountingSink, MemorySink, ParquetSink, TableSink};
 use xprof_sql::convert::xspace::{TraceSource, XSpaceOptions, convert};
 use xprof_sql::format::Table;
 use xprof_sql::format::dataset::WriteOptions;
-
-struct CountSink(usize);
-
-impl TableSink for CountSink {
-    fn write(
-        &mut self,
-        _: Table,
-        b: arrow::record_batch::RecordBatch,
-    ) -> xprof_sql::convert::error::Result<()> {
-        self.0 += b.num_rows();
-        Ok(())
-    }
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args()
@@ -39,25 +26,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let opts = XSpaceOptions::default();
     if std::env::var("PHASE").as_deref() == Ok("decode") {
-        let mut s = CountSink(0);
+        let mut s = CountingSink::default();
         let t = Instant::now();
         xprof_sql::convert::xspace::convert_input(&bytes, &src, &opts, &mut s)?;
         println!(
             "decode only (pages released): {:.3} s, {} rows",
             t.elapsed().as_secs_f64(),
-            s.0
+            s.rows
         );
         return Ok(());
     }
     for _ in 0..2 {
         let t = Instant::now();
-        let mut s = CountSink(0);
+        let mut s = CountingSink::default();
         convert(&bytes, &src, &opts, &mut s)?;
         let d = t.elapsed().as_secs_f64();
         println!(
             "decode+normalize to Arrow: {d:.3} s  {:.0} MiB/s  ({} rows)",
             mib / d,
-            s.0
+            s.rows
         );
     }
     let t = Instant::now();

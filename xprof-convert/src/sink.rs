@@ -17,6 +17,20 @@ pub trait TableSink {
     fn write(&mut self, table: Table, batch: RecordBatch) -> Result<()>;
 }
 
+/// Counts rows and drops the batches: measures converting alone.
+#[derive(Debug, Default)]
+pub struct CountingSink {
+    /// Rows seen, all tables together.
+    pub rows: usize,
+}
+
+impl TableSink for CountingSink {
+    fn write(&mut self, _table: Table, batch: RecordBatch) -> Result<()> {
+        self.rows += batch.num_rows();
+        Ok(())
+    }
+}
+
 /// Keeps every batch in memory (for small inputs queried directly).
 #[derive(Debug, Default)]
 pub struct MemorySink {

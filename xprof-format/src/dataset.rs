@@ -182,7 +182,7 @@ type FileWriter = ArrowWriter<BufWriter<File>>;
 /// through a bounded channel (the big tables, so encoding and compressing
 /// them runs beside decoding).
 enum Writer {
-    Inline(FileWriter),
+    Inline(Box<FileWriter>),
     Background {
         tx: std::sync::mpsc::SyncSender<RecordBatch>,
         handle: std::thread::JoinHandle<parquet::errors::Result<()>>,
@@ -227,7 +227,7 @@ impl OpenFile {
     fn close(&mut self) -> Result<()> {
         let r = match self.writer.take() {
             None => Ok(()),
-            Some(Writer::Inline(w)) => w.close().map(|_| ()),
+            Some(Writer::Inline(w)) => (*w).close().map(|_| ()),
             Some(Writer::Background { tx, handle }) => {
                 drop(tx);
                 handle.join().unwrap_or_else(|_| {
@@ -330,7 +330,7 @@ impl PartWriter {
                     })?;
                 Writer::Background { tx, handle }
             } else {
-                Writer::Inline(writer)
+                Writer::Inline(Box::new(writer))
             };
             self.files[idx] = Some(OpenFile {
                 tmp,
