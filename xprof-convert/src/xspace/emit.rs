@@ -8,7 +8,8 @@ use xprof_format::{Interner, StatValue, Sym, Table, TableBuilder};
 
 use super::meta::{PlaneMeta, Promoted, StatKind, decode_stat, for_each_stat};
 use super::scan::{
-    EventHeader, LineScan, PlaneScan, RELEASE_EVERY, Span, event_header, scan_plane, scan_space,
+    EventHeader, LineScan, PlaneScan, ReleaseBehind, ReleaseFn, Span, event_header, scan_plane,
+    scan_space,
 };
 use super::{Summary, TraceSource, XSpaceOptions, malformed};
 use crate::error::{ConvertError, Result};
@@ -234,12 +235,9 @@ struct PlaneCtx<'a> {
     unknown_stats: u64,
 }
 
-/// Drops input pages `start..end` (absolute offsets) from memory.
-pub(crate) type Release<'a> = super::scan::ReleaseFn<'a>;
-
 pub(crate) struct Converter<'a, 's> {
     bytes: &'a [u8],
-    release: Option<Release<'a>>,
+    release: Option<ReleaseFn<'a>>,
     source: &'a TraceSource,
     options: &'a XSpaceOptions,
     sink: &'s mut dyn TableSink,
@@ -270,7 +268,7 @@ impl<'a, 's> Converter<'a, 's> {
         source: &'a TraceSource,
         options: &'a XSpaceOptions,
         sink: &'s mut dyn TableSink,
-        release: Option<Release<'a>>,
+        release: Option<ReleaseFn<'a>>,
     ) -> Self {
         let cap = options.batch_rows.min(1 << 16);
         let events = TableBuilder::with_capacity(Table::Events, cap);
@@ -508,7 +506,7 @@ impl<'a, 's> Converter<'a, 's> {
         let mut nester = Nester::<Slot>::default();
         let mut index: u32 = 0;
         let mut line_events = l.span.cursor();
-        let mut released = l.span.offset;
+        let mut behind = ReleaseBehind::new(self.release, l.span.offset);
         while !line_events.is_empty() {
             let (field, wire) = line_events.tag().map_err(|e| self.err(e))?;
             if field != 4 {
@@ -516,12 +514,7 @@ impl<'a, 's> Converter<'a, 's> {
                 continue;
             }
             let (bytes, offset) = line_events.len_field(wire).map_err(|e| self.err(e))?;
-            if let Some(r) = self.release
-                && offset - released > RELEASE_EVERY
-            {
-                r(released, offset);
-                released = offset;
-            }
+            behind.at(offset);
             let h = event_header(Span { bytes, offset }).map_err(|e| self.err(e))?;
             let event_id = base + index as i64;
             if h.num_occurrences.is_some() {

@@ -84,6 +84,33 @@ pub(crate) const RELEASE_EVERY: u64 = 16 << 20;
 /// Called with absolute byte ranges that are done with.
 pub(crate) type ReleaseFn<'r> = &'r dyn Fn(u64, u64);
 
+/// Releases the input behind a forward reader, [`RELEASE_EVERY`] bytes at
+/// a time.
+pub(crate) struct ReleaseBehind<'r> {
+    release: Option<ReleaseFn<'r>>,
+    done: u64,
+}
+
+impl<'r> ReleaseBehind<'r> {
+    pub fn new(release: Option<ReleaseFn<'r>>, start: u64) -> Self {
+        Self {
+            release,
+            done: start,
+        }
+    }
+
+    /// The reader is at `offset`: everything before it is done with.
+    #[inline]
+    pub fn at(&mut self, offset: u64) {
+        if let Some(r) = self.release
+            && offset - self.done > RELEASE_EVERY
+        {
+            r(self.done, offset);
+            self.done = offset;
+        }
+    }
+}
+
 pub(crate) fn scan_plane<'a>(
     span: Span<'a>,
     release: Option<ReleaseFn<'_>>,
@@ -173,7 +200,7 @@ pub(crate) fn scan_line<'a>(
     release: Option<ReleaseFn<'_>>,
 ) -> PbResult<LineScan<'a>> {
     let mut c = span.cursor();
-    let mut released = span.offset;
+    let mut behind = ReleaseBehind::new(release, span.offset);
     let mut l = LineScan {
         span,
         sorted: true,
@@ -191,12 +218,7 @@ pub(crate) fn scan_line<'a>(
             3 => l.timestamp_ns = c.int64(wire)?,
             4 => {
                 let (bytes, offset) = c.len_field(wire)?;
-                if let Some(r) = release
-                    && offset - released > RELEASE_EVERY
-                {
-                    r(released, offset);
-                    released = offset;
-                }
+                behind.at(offset);
                 let h = event_header(Span { bytes, offset })?;
                 let index = count;
                 count = count.checked_add(1).ok_or(crate::pb::PbError {
