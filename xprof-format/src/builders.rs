@@ -10,11 +10,12 @@ use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
-use arrow::array::NullBufferBuilder;
 use arrow::array::{
-    ArrayBuilder, ArrayRef, BinaryBuilder, DictionaryArray, Float64Builder, Int32Array,
-    Int32Builder, Int64Builder, ListBuilder, StringArray, StringBuilder, UInt64Builder,
+    ArrayBuilder, ArrayRef, ArrowPrimitiveType, BinaryBuilder, DictionaryArray, Float64Builder,
+    Int32Array, Int32Builder, Int64Builder, ListBuilder, PrimitiveArray, StringArray,
+    StringBuilder, UInt64Builder,
 };
+use arrow::buffer::NullBuffer;
 use arrow::datatypes::Int32Type;
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
@@ -69,13 +70,150 @@ impl Interner {
     }
 }
 
+/// Row validity of a nullable column, materialized at the first NULL:
+/// a column without NULLs costs one predictable branch per row.
+#[derive(Debug, Default, Clone)]
+pub struct Validity {
+    /// One flag per row, kept only once a NULL was pushed.
+    flags: Vec<bool>,
+    any_null: bool,
+}
+
+impl Validity {
+    /// Records a valid row.
+    #[inline(always)]
+    pub fn push_valid(&mut self) {
+        if self.any_null {
+            self.flags.push(true);
+        }
+    }
+
+    /// Records a NULL row; `len_before` is the row count before it.
+    #[inline]
+    pub fn push_null(&mut self, len_before: usize) {
+        if !self.any_null {
+            self.flags.clear();
+            self.flags.resize(len_before, true);
+            self.any_null = true;
+        }
+        self.flags.push(false);
+    }
+
+    /// Whether row `i` is valid.
+    #[inline]
+    pub fn is_valid(&self, i: usize) -> bool {
+        !self.any_null || self.flags[i]
+    }
+
+    /// The null buffer of the first `n` rows; the flags of later rows are
+    /// kept for the next batch.
+    pub fn take_front(&mut self, n: usize) -> Option<NullBuffer> {
+        if !self.any_null {
+            return None;
+        }
+        let rest = self.flags.split_off(n.min(self.flags.len()));
+        let head = std::mem::replace(&mut self.flags, rest);
+        self.any_null = self.flags.iter().any(|v| !v);
+        if !self.any_null {
+            self.flags.clear();
+        }
+        let nulls = NullBuffer::from(head);
+        (nulls.null_count() > 0).then_some(nulls)
+    }
+
+    /// Drops every flag.
+    pub fn clear(&mut self) {
+        self.flags.clear();
+        self.any_null = false;
+    }
+}
+
+/// Moves the first `n` items of `v` out, leaving the rest (with room for
+/// `capacity` items) in `v`.
+pub fn take_front<T: Copy>(v: &mut Vec<T>, n: usize, capacity: usize) -> Vec<T> {
+    let mut rest = Vec::with_capacity(capacity.max(v.len() - n));
+    rest.extend_from_slice(&v[n..]);
+    v.truncate(n);
+    std::mem::replace(v, rest)
+}
+
+/// A primitive column kept as a plain vector (and [`Validity`]) until the
+/// batch is finished: an append is a `Vec::push`.
+#[derive(Debug)]
+pub struct PrimCol<T: ArrowPrimitiveType> {
+    values: Vec<T::Native>,
+    validity: Validity,
+}
+
+impl<T: ArrowPrimitiveType> Default for PrimCol<T> {
+    fn default() -> Self {
+        Self::with_capacity(0)
+    }
+}
+
+impl<T: ArrowPrimitiveType> PrimCol<T> {
+    /// An empty column with room for `capacity` rows.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self {
+            values: Vec::with_capacity(capacity),
+            validity: Validity::default(),
+        }
+    }
+
+    /// Appends a value.
+    #[inline(always)]
+    pub fn push(&mut self, v: T::Native) {
+        self.values.push(v);
+        self.validity.push_valid();
+    }
+
+    /// Appends NULL.
+    #[inline(always)]
+    pub fn push_null(&mut self) {
+        self.validity.push_null(self.values.len());
+        self.values.push(T::Native::default());
+    }
+
+    /// Appends a value or NULL.
+    #[inline(always)]
+    pub fn push_opt(&mut self, v: Option<T::Native>) {
+        match v {
+            Some(v) => self.push(v),
+            None => self.push_null(),
+        }
+    }
+
+    /// The value of row `i` (as pushed; 0 for NULL), to patch it.
+    #[inline]
+    pub fn value_mut(&mut self, i: usize) -> &mut T::Native {
+        &mut self.values[i]
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether no row was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// The first `n` rows as an array; later rows stay.
+    pub fn finish_front(&mut self, n: usize, capacity: usize) -> PrimitiveArray<T> {
+        let values = take_front(&mut self.values, n, capacity);
+        let nulls = self.validity.take_front(n);
+        PrimitiveArray::new(values.into(), nulls).with_data_type(T::DATA_TYPE)
+    }
+}
+
 /// Builds a `Dictionary(Int32, Utf8)` column from symbols.
 ///
 /// Each batch gets its own dictionary holding only the symbols used in it.
 #[derive(Debug, Default)]
 pub struct DictBuilder {
     keys: Vec<i32>,
-    nulls: Option<NullBufferBuilder>,
+    validity: Validity,
     values: Vec<Sym>,
     /// Symbol index -> key + 1 in this batch (0: not yet used).
     remap: Vec<i32>,
@@ -83,7 +221,7 @@ pub struct DictBuilder {
 
 impl DictBuilder {
     /// Appends a symbol.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, sym: Sym) {
         let i = sym.0 as usize;
         if i >= self.remap.len() {
@@ -95,13 +233,11 @@ impl DictBuilder {
             *slot = self.values.len() as i32;
         }
         self.keys.push(*slot - 1);
-        if let Some(n) = self.nulls.as_mut() {
-            n.append_non_null();
-        }
+        self.validity.push_valid();
     }
 
     /// Appends a symbol or NULL.
-    #[inline]
+    #[inline(always)]
     pub fn push_opt(&mut self, sym: Option<Sym>) {
         match sym {
             Some(s) => self.push(s),
@@ -110,13 +246,9 @@ impl DictBuilder {
     }
 
     /// Appends NULL.
+    #[inline]
     pub fn push_null(&mut self) {
-        let nulls = self.nulls.get_or_insert_with(|| {
-            let mut n = NullBufferBuilder::new(self.keys.capacity().max(16));
-            n.append_n_non_nulls(self.keys.len());
-            n
-        });
-        nulls.append_null();
+        self.validity.push_null(self.keys.len());
         self.keys.push(0);
     }
 
@@ -132,11 +264,29 @@ impl DictBuilder {
 
     /// Finishes the batch's column, resolving symbols with `interner`.
     pub fn finish(&mut self, interner: &Interner) -> ArrayRef {
-        let keys = std::mem::take(&mut self.keys);
-        let nulls = self.nulls.take().and_then(|mut n| n.finish());
+        let n = self.keys.len();
+        self.finish_front(n, interner)
+    }
+
+    /// Finishes the first `n` rows; later rows start the next batch.
+    pub fn finish_front(&mut self, n: usize, interner: &Interner) -> ArrayRef {
+        let tail: Vec<Option<Sym>> = (n..self.keys.len())
+            .map(|i| {
+                self.validity
+                    .is_valid(i)
+                    .then(|| self.values[self.keys[i] as usize])
+            })
+            .collect();
+        let mut keys = std::mem::replace(&mut self.keys, Vec::with_capacity(n.max(1024)));
+        keys.truncate(n);
+        let nulls = self.validity.take_front(n);
+        self.validity.clear();
         let values: StringArray = self.values.iter().map(|s| Some(interner.get(*s))).collect();
         for s in self.values.drain(..) {
             self.remap[s.0 as usize] = 0;
+        }
+        for s in tail {
+            self.push_opt(s);
         }
         let keys = Int32Array::new(keys.into(), nulls);
         Arc::new(
@@ -285,28 +435,13 @@ impl TableBuilder {
     /// `first` (`value_type`, `int_value`, `uint_value`, `double_value`,
     /// `str_value`, `bytes_value`). `value_type` is interned in `interner`.
     pub fn push_value(&mut self, first: usize, value: &crate::StatValue<'_>, type_sym: Sym) {
-        use crate::StatValue as V;
+        let p = value.parts();
         self.dict(first).push(type_sym);
-        let (mut i, mut u, mut d) = (None, None, None);
-        let (mut s, mut b): (Option<&str>, Option<&[u8]>) = (None, None);
-        match value {
-            V::None => {}
-            V::Int(v) => i = Some(*v),
-            V::Uint(v) => u = Some(*v),
-            V::Double(v) => d = Some(*v),
-            V::Str(v) => s = Some(v.as_ref()),
-            V::Bytes(v) => b = Some(v),
-            V::Ref { id, name } => {
-                u = Some(*id);
-                s = *name;
-            }
-            V::CompressedStr(v) => s = Some(v.as_ref()),
-        }
-        self.i64(first + 1).append_option(i);
-        self.u64(first + 2).append_option(u);
-        self.f64(first + 3).append_option(d);
-        self.utf8(first + 4).append_option(s);
-        self.binary(first + 5).append_option(b);
+        self.i64(first + 1).append_option(p.int);
+        self.u64(first + 2).append_option(p.uint);
+        self.f64(first + 3).append_option(p.double);
+        self.utf8(first + 4).append_option(p.str);
+        self.binary(first + 5).append_option(p.bytes);
     }
 
     /// Turns the rows pushed so far into a batch and starts anew.

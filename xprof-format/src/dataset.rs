@@ -73,11 +73,26 @@ pub fn writer_properties(table: Table, options: &WriteOptions) -> WriterProperti
         ]));
     // Dictionaries pay for names and small ints; for ids, times and
     // values they only cost memory (up to a dictionary page per column
-    // before falling back) and time. Sorted or clustered 64-bit integers
-    // take delta encoding.
+    // before falling back) and time. Sorted or clustered integers take
+    // delta encoding (a constant `trace_id` costs nothing). The stat
+    // values of the `*_args` tables interleave unrelated stats, where
+    // deltas look random: plain values let ZSTD find the repeats
+    // (event_args of the 102 MiB profile: 14.8 MiB delta, 6.6 MiB plain).
     for c in def.columns {
         let path = parquet::schema::types::ColumnPath::from(c.name);
         match c.ty {
+            ColumnType::Int64 | ColumnType::UInt64 | ColumnType::Float64
+                if c.name.ends_with("_value") =>
+            {
+                builder = builder
+                    .set_column_dictionary_enabled(path.clone(), false)
+                    .set_column_encoding(path, Encoding::PLAIN);
+            }
+            ColumnType::Int32 if c.name == "trace_id" || Some(&c.name) == def.sort_by.first() => {
+                builder = builder
+                    .set_column_dictionary_enabled(path.clone(), false)
+                    .set_column_encoding(path, Encoding::DELTA_BINARY_PACKED);
+            }
             ColumnType::Int64 | ColumnType::UInt64 => {
                 builder = builder
                     .set_column_dictionary_enabled(path.clone(), false)

@@ -20,11 +20,13 @@ pub mod dataset;
 pub mod docs;
 pub mod error;
 pub mod hash;
+pub mod rows;
 pub mod schema;
 pub mod value;
 pub mod wire;
 
 pub use builders::{DictBuilder, Interner, Sym, TableBuilder};
 pub use error::FormatError;
+pub use rows::{EventArgsBuilder, EventRow, EventsBuilder};
 pub use schema::{SCHEMA_VERSION, Table};
 pub use value::StatValue;

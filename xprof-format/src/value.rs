@@ -29,7 +29,43 @@ pub enum StatValue<'a> {
     CompressedStr(Cow<'a, str>),
 }
 
+/// A stat value spread over the typed value columns of the `*_args`
+/// tables (`int_value`, `uint_value`, `double_value`, `str_value`,
+/// `bytes_value`): the one place that mapping is defined.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ValueParts<'v> {
+    /// `int_value`.
+    pub int: Option<i64>,
+    /// `uint_value` (also the raw id of a `ref_value`).
+    pub uint: Option<u64>,
+    /// `double_value`.
+    pub double: Option<f64>,
+    /// `str_value` (also a resolved `ref_value` or an inflated string).
+    pub str: Option<&'v str>,
+    /// `bytes_value`.
+    pub bytes: Option<&'v [u8]>,
+}
+
 impl StatValue<'_> {
+    /// The value as the typed value columns hold it.
+    #[inline]
+    pub fn parts(&self) -> ValueParts<'_> {
+        let mut p = ValueParts::default();
+        match self {
+            StatValue::None => {}
+            StatValue::Int(v) => p.int = Some(*v),
+            StatValue::Uint(v) => p.uint = Some(*v),
+            StatValue::Double(v) => p.double = Some(*v),
+            StatValue::Str(v) | StatValue::CompressedStr(v) => p.str = Some(v),
+            StatValue::Bytes(v) => p.bytes = Some(v),
+            StatValue::Ref { id, name } => {
+                p.uint = Some(*id);
+                p.str = *name;
+            }
+        }
+        p
+    }
+
     /// The `value_type` name stored in the `*_args` tables.
     pub fn type_name(&self) -> &'static str {
         match self {

@@ -4,7 +4,9 @@ use std::borrow::Cow;
 
 use xprof_format::hash::{FxHashMap, FxHashSet};
 use xprof_format::schema::{CONVERTER_VERSION, SCHEMA_VERSION};
-use xprof_format::{Interner, StatValue, Sym, Table, TableBuilder};
+use xprof_format::{
+    EventArgsBuilder, EventRow, EventsBuilder, Interner, StatValue, Sym, Table, TableBuilder,
+};
 
 use super::meta::{PlaneMeta, Promoted, StatKind, decode_stat, for_each_stat};
 use super::scan::{
@@ -106,72 +108,9 @@ pub(crate) fn track_kind(name: &str, device: DeviceKind) -> &'static str {
     }
 }
 
-/// Column positions of the tables written per event, resolved once.
-struct EventCols {
-    trace_id: usize,
-    event_id: usize,
-    track_id: usize,
-    metadata_id: usize,
-    name: usize,
-    display_name: usize,
-    ts_ps: usize,
-    dur_ps: usize,
-    self_ps: usize,
-    depth: usize,
-    parent_id: usize,
-    occurrences: usize,
-    device_offset_ps: usize,
-    device_duration_ps: usize,
-    hlo_op: usize,
-    hlo_module: usize,
-    program_id: usize,
-    tf_op: usize,
-    hlo_category: usize,
-    flops: usize,
-    bytes_accessed: usize,
-    correlation_id: usize,
-    group_id: usize,
-    step_num: usize,
-    step_event_id: usize,
-    module_event_id: usize,
-    kernel_event_id: usize,
-    stat_count: usize,
-}
-
-impl EventCols {
-    fn new(b: &TableBuilder) -> Self {
-        Self {
-            trace_id: b.col("trace_id"),
-            event_id: b.col("event_id"),
-            track_id: b.col("track_id"),
-            metadata_id: b.col("metadata_id"),
-            name: b.col("name"),
-            display_name: b.col("display_name"),
-            ts_ps: b.col("ts_ps"),
-            dur_ps: b.col("dur_ps"),
-            self_ps: b.col("self_ps"),
-            depth: b.col("depth"),
-            parent_id: b.col("parent_id"),
-            occurrences: b.col("occurrences"),
-            device_offset_ps: b.col("device_offset_ps"),
-            device_duration_ps: b.col("device_duration_ps"),
-            hlo_op: b.col("hlo_op"),
-            hlo_module: b.col("hlo_module"),
-            program_id: b.col("program_id"),
-            tf_op: b.col("tf_op"),
-            hlo_category: b.col("hlo_category"),
-            flops: b.col("flops"),
-            bytes_accessed: b.col("bytes_accessed"),
-            correlation_id: b.col("correlation_id"),
-            group_id: b.col("group_id"),
-            step_num: b.col("step_num"),
-            step_event_id: b.col("step_event_id"),
-            module_event_id: b.col("module_event_id"),
-            kernel_event_id: b.col("kernel_event_id"),
-            stat_count: b.col("stat_count"),
-        }
-    }
-}
+/// `event_args` batches are finished early when their string and binary
+/// values reach this size, bounding memory with very long stat strings.
+const ARGS_PAYLOAD_LIMIT: usize = 64 << 20;
 
 /// Where an open event's row is (its number among all event rows of the
 /// trace), so its self time can be written when it closes.
@@ -243,17 +182,14 @@ pub(crate) struct Converter<'a, 's> {
     sink: &'s mut dyn TableSink,
     trace_id: i32,
     origin_ns: i64,
-    events: TableBuilder,
-    ev: EventCols,
-    event_args: TableBuilder,
+    /// Event rows not yet handed to the sink; their `self_ps` is patched
+    /// when the event closes.
+    events: EventsBuilder,
+    event_args: EventArgsBuilder,
     counters: TableBuilder,
-    /// Event rows not yet handed to the sink start at this row number:
-    /// first those in `carry`, then those in `events`.
+    /// Row number (among all event rows of the trace) of the first row in
+    /// `events`.
     staged_base: u64,
-    /// Rows held back from the last flush (their self time was unknown).
-    carry: Option<arrow::record_batch::RecordBatch>,
-    /// `self_ps` of the staged rows (patched when an event closes).
-    self_vals: Vec<i64>,
     next_track_id: i32,
     flow_points: Vec<FlowPoint>,
     corr_points: Vec<CorrPoint>,
@@ -271,8 +207,6 @@ impl<'a, 's> Converter<'a, 's> {
         release: Option<ReleaseFn<'a>>,
     ) -> Self {
         let cap = options.batch_rows.min(1 << 16);
-        let events = TableBuilder::with_capacity(Table::Events, cap);
-        let ev = EventCols::new(&events);
         Self {
             bytes,
             release,
@@ -281,13 +215,10 @@ impl<'a, 's> Converter<'a, 's> {
             sink,
             trace_id: source.trace_id,
             origin_ns: 0,
-            events,
-            ev,
-            event_args: TableBuilder::with_capacity(Table::EventArgs, cap),
+            events: EventsBuilder::new(source.trace_id, cap),
+            event_args: EventArgsBuilder::new(source.trace_id, cap),
             counters: TableBuilder::new(Table::Counters),
             staged_base: 0,
-            carry: None,
-            self_vals: Vec::new(),
             next_track_id: 0,
             flow_points: Vec::new(),
             corr_points: Vec::new(),
@@ -533,9 +464,9 @@ impl<'a, 's> Converter<'a, 's> {
                     row: self.staged_end(),
                     self_known: known.is_some(),
                 };
-                let (self_vals, base_row) = (&mut self.self_vals, self.staged_base);
+                let (events, base_row) = (&mut self.events, self.staged_base);
                 let (depth, parent) = nester.push(h.offset_ps, h.duration_ps, index, slot, |o| {
-                    write_self(self_vals, base_row, o)
+                    write_self(events, base_row, o)
                 });
                 let parent_id = parent.map(|p| base + p.index as i64);
                 let ts = ts_base.saturating_add(h.offset_ps);
@@ -566,8 +497,8 @@ impl<'a, 's> Converter<'a, 's> {
             }
             index += 1;
         }
-        let (self_vals, base_row) = (&mut self.self_vals, self.staged_base);
-        nester.finish(|o| write_self(self_vals, base_row, o));
+        let (events, base_row) = (&mut self.events, self.staged_base);
+        nester.finish(|o| write_self(events, base_row, o));
         Ok(())
     }
 
@@ -690,8 +621,8 @@ impl<'a, 's> Converter<'a, 's> {
         let mut counter_stats: Vec<(u64, f64)> = Vec::new();
         for_each_stat(h.body, 4, |span| {
             let raw = decode_stat(span)?;
-            let (key, kind) = match meta.stats.get(&raw.metadata_id) {
-                Some(s) => (s.sym, s.kind),
+            let (key, kind) = match meta.stat_key(raw.metadata_id) {
+                Some(k) => k,
                 None => {
                     unknown += 1;
                     (
@@ -701,10 +632,7 @@ impl<'a, 's> Converter<'a, 's> {
                 }
             };
             let v = meta.resolve(raw.value)?;
-            args.i32(0).append_value(trace_id);
-            args.i64(1).append_value(event_id);
-            args.dict(2).push(key);
-            args.push_value(3, &v, meta.type_syms[v.type_index()]);
+            args.push(event_id, key, &v);
             p.apply(kind, &v, interner);
             if on_counters
                 && kind != StatKind::CounterValue
@@ -770,41 +698,39 @@ impl<'a, 's> Converter<'a, 's> {
             self_ps.unwrap_or(0)
         };
 
-        let c = &self.ev;
-        let e = &mut self.events;
-        e.i32(c.trace_id).append_value(trace_id);
-        e.i64(c.event_id).append_value(event_id);
-        e.i32(c.track_id).append_value(track_id);
-        e.i64(c.metadata_id).append_value(h.metadata_id);
-        e.dict(c.name).push(name_sym);
-        e.dict(c.display_name).push(display_sym);
-        e.i64(c.ts_ps).append_value(ts);
-        e.i64(c.dur_ps).append_value(dur);
-        e.i64(c.self_ps).append_value(0); // replaced by `self_vals` at flush
-        self.self_vals.push(self_value);
-        e.i32(c.depth).append_value(depth as i32);
-        e.i64(c.parent_id).append_option(parent_id);
-        e.i64(c.occurrences)
-            .append_value(h.num_occurrences.map_or(1, |n| n.max(1)));
-        e.i64(c.device_offset_ps).append_option(p.device_offset_ps);
-        e.i64(c.device_duration_ps)
-            .append_option(p.device_duration_ps);
-        e.dict(c.hlo_op).push_opt(p.hlo_op);
-        e.dict(c.hlo_module).push_opt(p.hlo_module);
-        e.i64(c.program_id).append_option(p.program_id);
-        e.dict(c.tf_op).push_opt(p.tf_op);
-        e.dict(c.hlo_category).push_opt(p.hlo_category);
-        e.i64(c.flops).append_option(p.flops);
-        e.i64(c.bytes_accessed).append_option(p.bytes_accessed);
-        e.i64(c.correlation_id).append_option(p.correlation_id);
-        e.i64(c.group_id).append_option(p.group_id);
-        e.i64(c.step_num).append_option(p.step_num);
-        e.i64(c.step_event_id).append_option(step_event_id);
-        e.i64(c.module_event_id).append_option(module_event_id);
-        e.i64(c.kernel_event_id).append_null();
-        e.i32(c.stat_count).append_value(stat_count);
+        self.events.push(&EventRow {
+            event_id,
+            track_id,
+            metadata_id: h.metadata_id,
+            name: name_sym,
+            display_name: display_sym,
+            ts_ps: ts,
+            dur_ps: dur,
+            self_ps: self_value,
+            depth: depth as i32,
+            parent_id,
+            occurrences: h.num_occurrences.map_or(1, |n| n.max(1)),
+            device_offset_ps: p.device_offset_ps,
+            device_duration_ps: p.device_duration_ps,
+            hlo_op: p.hlo_op,
+            hlo_module: p.hlo_module,
+            program_id: p.program_id,
+            tf_op: p.tf_op,
+            hlo_category: p.hlo_category,
+            flops: p.flops,
+            bytes_accessed: p.bytes_accessed,
+            correlation_id: p.correlation_id,
+            group_id: p.group_id,
+            step_num: p.step_num,
+            step_event_id,
+            module_event_id,
+            kernel_event_id: None,
+            stat_count,
+        });
 
-        if self.event_args.len() >= self.options.batch_rows {
+        if self.event_args.len() >= self.options.batch_rows
+            || self.event_args.payload_bytes() >= ARGS_PAYLOAD_LIMIT
+        {
             let batch = self
                 .event_args
                 .finish(&ctx.interner)
@@ -816,7 +742,7 @@ impl<'a, 's> Converter<'a, 's> {
 
     /// Row number after the last staged event row.
     fn staged_end(&self) -> u64 {
-        self.staged_base + self.self_vals.len() as u64
+        self.staged_base + self.events.len() as u64
     }
 
     fn flush_all_events(&mut self, interner: &Interner) -> Result<()> {
@@ -824,42 +750,32 @@ impl<'a, 's> Converter<'a, 's> {
         self.flush_events(interner, end)
     }
 
-    /// Hands event rows before row `upto` to the sink (keeping the rest
-    /// as `carry`), and every `event_args` and `counters` row.
+    /// Hands event rows before row `upto` to the sink (keeping the rest,
+    /// whose self time may still change), and every `event_args` and
+    /// `counters` row.
     fn flush_events(&mut self, interner: &Interner, upto: u64) -> Result<()> {
-        if !self.events.is_empty() || self.carry.is_some() {
-            let fresh = self
+        let n = (upto - self.staged_base) as usize;
+        if n > 0 {
+            let batch = self
                 .events
-                .finish(interner)
+                .finish_front(n, interner)
                 .map_err(arrow_err(Table::Events))?;
-            let staged = match self.carry.take() {
-                Some(c) => arrow::compute::concat_batches(&Table::Events.schema(), [&c, &fresh])
-                    .map_err(arrow_err(Table::Events))?,
-                None => fresh,
-            };
-            let mut columns = staged.columns().to_vec();
-            columns[self.ev.self_ps] =
-                std::sync::Arc::new(arrow::array::Int64Array::from(self.self_vals.clone()));
-            let staged = arrow::record_batch::RecordBatch::try_new(staged.schema(), columns)
-                .map_err(arrow_err(Table::Events))?;
-            let n = (upto - self.staged_base) as usize;
-            if n > 0 {
-                self.sink.write(Table::Events, staged.slice(0, n))?;
-            }
-            if n < staged.num_rows() {
-                self.carry = Some(staged.slice(n, staged.num_rows() - n));
-            }
-            self.self_vals.drain(..n);
+            self.sink.write(Table::Events, batch)?;
             self.staged_base = upto;
         }
-        for (table, b) in [
-            (Table::EventArgs, &mut self.event_args),
-            (Table::Counters, &mut self.counters),
-        ] {
-            if !b.is_empty() {
-                let batch = b.finish(interner).map_err(arrow_err(table))?;
-                self.sink.write(table, batch)?;
-            }
+        if !self.event_args.is_empty() {
+            let batch = self
+                .event_args
+                .finish(interner)
+                .map_err(arrow_err(Table::EventArgs))?;
+            self.sink.write(Table::EventArgs, batch)?;
+        }
+        if !self.counters.is_empty() {
+            let batch = self
+                .counters
+                .finish(interner)
+                .map_err(arrow_err(Table::Counters))?;
+            self.sink.write(Table::Counters, batch)?;
         }
         Ok(())
     }
@@ -1186,10 +1102,10 @@ impl LineRole {
     }
 }
 
-fn write_self(self_vals: &mut [i64], base_row: u64, o: &Open<Slot>) {
+fn write_self(events: &mut EventsBuilder, base_row: u64, o: &Open<Slot>) {
     if !o.data.self_known {
         // Rows of events still open are always staged (never flushed).
-        self_vals[(o.data.row - base_row) as usize] = o.self_ps();
+        *events.self_ps_mut((o.data.row - base_row) as usize) = o.self_ps();
     }
 }
 

@@ -233,6 +233,9 @@ pub(crate) struct PlaneMeta<'a> {
     /// Metadata ids in file order (for deterministic output).
     pub event_order: Vec<i64>,
     pub stat_order: Vec<u64>,
+    /// `(sym, kind)` of stat ids below its length (ids are small and
+    /// dense in practice): the per-stat lookup is an index, not a hash.
+    stat_dense: Vec<Option<(Sym, StatKind)>>,
     /// Symbols of `StatValue::TYPE_NAMES`.
     pub type_syms: [Sym; 8],
     pub empty_sym: Sym,
@@ -292,6 +295,19 @@ impl<'a> PlaneMeta<'a> {
                 m.stat_order.push(key as u64);
             }
         }
+        let dense_len = m
+            .stats
+            .keys()
+            .copied()
+            .filter(|id| *id < 1 << 16)
+            .max()
+            .map_or(0, |id| id as usize + 1);
+        m.stat_dense = vec![None; dense_len];
+        for (id, s) in &m.stats {
+            if let Some(slot) = m.stat_dense.get_mut(*id as usize) {
+                *slot = Some((s.sym, s.kind));
+            }
+        }
         let mut unknown_stats = 0usize;
         for span in event_meta {
             let (key, value) = map_entry(*span)?;
@@ -348,6 +364,15 @@ impl<'a> PlaneMeta<'a> {
             ));
         }
         Ok(m)
+    }
+
+    /// Symbol and kind of stat-metadata id `id`.
+    #[inline]
+    pub fn stat_key(&self, id: u64) -> Option<(Sym, StatKind)> {
+        match self.stat_dense.get(id as usize) {
+            Some(entry) => *entry,
+            None => self.stats.get(&id).map(|s| (s.sym, s.kind)),
+        }
     }
 
     /// Resolves `ref_value` against the stat metadata and inflates
