@@ -100,6 +100,38 @@ enum Command {
 
 type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
 
+/// `print!` that returns an error instead of panicking when stdout is
+/// closed (`xprof-sql … | head`).
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
+
+/// `println!` that returns an error instead of panicking (see `out!`).
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
+
+/// Whether an error is stdout closed by the reader (e.g. `| head`): the
+/// output was not wanted any more, which is not a failure.
+fn is_broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if let Some(io) = err.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::BrokenPipe
+        {
+            return true;
+        }
+        cur = err.source();
+    }
+    e.to_string().contains("Broken pipe")
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -114,6 +146,7 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(e.as_ref()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("xprof-sql: {e}");
             ExitCode::FAILURE
@@ -160,13 +193,13 @@ async fn run(cli: Cli) -> AnyResult<()> {
                 None => None,
             };
             if markdown {
-                print!("{}", docs::markdown());
+                out!("{}", docs::markdown());
             } else {
-                print!("{}", docs::text(t));
+                out!("{}", docs::text(t));
                 if t.is_none() {
-                    println!("views:");
+                    outln!("views:");
                     for v in VIEWS {
-                        println!("  {}: {}", v.name, v.doc);
+                        outln!("  {}: {}", v.name, v.doc);
                     }
                 }
             }
@@ -264,15 +297,15 @@ async fn shell(session: &ProfileSession) -> AnyResult<()> {
                 Some(".quit" | ".exit") => return Ok(()),
                 Some(".tables") => {
                     for t in Table::ALL {
-                        println!("{}", t.name());
+                        outln!("{}", t.name());
                     }
                     for v in VIEWS {
-                        println!("{} (view)", v.name);
+                        outln!("{} (view)", v.name);
                     }
                 }
                 Some(".schema") => {
                     let t = parts.next().and_then(Table::from_name);
-                    print!("{}", docs::text(t));
+                    out!("{}", docs::text(t));
                 }
                 _ => eprintln!("commands: .tables  .schema [TABLE]  .quit"),
             }
@@ -389,12 +422,12 @@ fn inspect(input: &Path, json: bool) -> AnyResult<()> {
                 )
             })
             .collect();
-        println!("{{\"planes\": [{}]}}", planes_json.join(", "));
+        outln!("{{\"planes\": [{}]}}", planes_json.join(", "));
         return Ok(());
     }
-    println!("{} ({} planes)", input.display(), planes.len());
+    outln!("{} ({} planes)", input.display(), planes.len());
     for p in &planes {
-        println!(
+        outln!(
             "plane {:?} (id {}): {} lines, {} events, {} event metadata, {} plane stats",
             p.name,
             p.id,
@@ -404,13 +437,15 @@ fn inspect(input: &Path, json: bool) -> AnyResult<()> {
             p.plane_stats
         );
         for l in &p.lines {
-            println!(
+            outln!(
                 "  line {:?} (id {}): {} events",
-                l.name, l.id, l.event_count
+                l.name,
+                l.id,
+                l.event_count
             );
         }
         if !p.stat_names.is_empty() {
-            println!("  stats: {}", p.stat_names.join(", "));
+            outln!("  stats: {}", p.stat_names.join(", "));
         }
     }
     Ok(())

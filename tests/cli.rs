@@ -230,3 +230,33 @@ fn shell_runs_statements_from_stdin() {
     assert!(s.contains("event_stats (view)"), "{s}");
     assert!(s.contains("| 391 |"), "{s}");
 }
+
+#[test]
+fn a_reader_that_stops_early_is_not_a_crash() {
+    // `xprof-sql … | head`: stdout closes before the output is written.
+    // The output (every event and stat, > 64 KiB) outgrows the pipe
+    // buffer, so the write fails whatever the timing.
+    for args in [
+        vec![
+            "query",
+            &example() as &str,
+            "-e",
+            "SELECT * FROM events e JOIN event_args a USING (trace_id, event_id)",
+            "--format",
+            "csv",
+        ],
+        vec!["schema"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_xprof-sql"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("runs");
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("exits");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(out.status.success(), "{args:?}: {err}");
+    }
+}
