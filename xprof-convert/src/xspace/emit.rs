@@ -252,9 +252,12 @@ impl<'a, 's> Converter<'a, 's> {
             self.origin_ns = start_ns.or(min_line_ns).unwrap_or(0);
         }
         let mut base: i64 = 0;
-        for (device_id, plane) in planes.iter().enumerate() {
+        for ((device_id, plane), span) in planes.iter().enumerate().zip(&space.planes) {
             self.convert_plane(device_id as i32, plane, base)?;
             base += plane.event_count as i64;
+            // Spans released one by one leave their edge pages: drop the
+            // whole plane once it is done.
+            self.release_span(span);
         }
         self.flush_flows()?;
         self.write_trace(&space, start_ns, stop_ns)?;
