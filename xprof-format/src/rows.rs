@@ -269,27 +269,57 @@ pub struct ValueColumns {
     flags: Vec<u8>,
     /// The numeric value's bits (int as two's complement, double's bits).
     num: Vec<u64>,
-    str_offsets: Vec<i32>,
-    str_data: Vec<u8>,
-    bytes_offsets: Vec<i32>,
-    bytes_data: Vec<u8>,
+    strs: VarColumn,
+    bytes: VarColumn,
+}
+
+/// Offsets and bytes of a variable-length column (`str_value`,
+/// `bytes_value`); a row without a value takes no bytes.
+#[derive(Debug)]
+struct VarColumn {
+    offsets: Vec<i32>,
+    data: Vec<u8>,
+}
+
+impl VarColumn {
+    fn with_capacity(capacity: usize) -> Self {
+        let mut offsets = Vec::with_capacity(capacity + 1);
+        offsets.push(0);
+        Self {
+            offsets,
+            data: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, value: Option<&[u8]>) {
+        if let Some(v) = value {
+            self.data.extend_from_slice(v);
+        }
+        // Offsets past i32::MAX are prevented by the caller flushing on
+        // `payload_bytes`; saturate rather than wrap if one does not.
+        self.offsets
+            .push(i32::try_from(self.data.len()).unwrap_or(i32::MAX));
+    }
+
+    /// Offsets and bytes of every row; starts anew.
+    fn finish(&mut self) -> (OffsetBuffer<i32>, arrow::buffer::Buffer) {
+        let fresh = Self::with_capacity(self.offsets.capacity().saturating_sub(1));
+        let Self { offsets, data } = std::mem::replace(self, fresh);
+        (OffsetBuffer::new(offsets.into()), data.into())
+    }
 }
 
 impl ValueColumns {
     /// Empty columns with room for `capacity` rows.
     pub fn with_capacity(capacity: usize) -> Self {
-        let mut s = Self {
+        Self {
             type_index: Vec::with_capacity(capacity),
             flags: Vec::with_capacity(capacity),
             num: Vec::with_capacity(capacity),
-            str_offsets: Vec::with_capacity(capacity + 1),
-            str_data: Vec::new(),
-            bytes_offsets: Vec::with_capacity(capacity + 1),
-            bytes_data: Vec::new(),
-        };
-        s.str_offsets.push(0);
-        s.bytes_offsets.push(0);
-        s
+            strs: VarColumn::with_capacity(capacity),
+            bytes: VarColumn::with_capacity(capacity),
+        }
     }
 
     /// Appends one value.
@@ -310,23 +340,17 @@ impl ValueColumns {
             flags |= HAS_DOUBLE;
             num = v.to_bits();
         }
-        if let Some(s) = p.str {
+        if p.str.is_some() {
             flags |= HAS_STR;
-            self.str_data.extend_from_slice(s.as_bytes());
         }
-        if let Some(b) = p.bytes {
+        if p.bytes.is_some() {
             flags |= HAS_BYTES;
-            self.bytes_data.extend_from_slice(b);
         }
+        self.strs.push(p.str.map(str::as_bytes));
+        self.bytes.push(p.bytes);
         self.type_index.push(value.type_index() as u8);
         self.flags.push(flags);
         self.num.push(num);
-        // Offsets past i32::MAX are prevented by the caller flushing on
-        // `payload_bytes`; saturate rather than wrap if one does not.
-        self.str_offsets
-            .push(i32::try_from(self.str_data.len()).unwrap_or(i32::MAX));
-        self.bytes_offsets
-            .push(i32::try_from(self.bytes_data.len()).unwrap_or(i32::MAX));
     }
 
     /// Number of rows.
@@ -342,7 +366,7 @@ impl ValueColumns {
     /// Bytes of string and binary values held: finish the batch before
     /// this nears 2 GiB (the 32-bit offsets' limit); a few MiB is typical.
     pub fn payload_bytes(&self) -> usize {
-        self.str_data.len() + self.bytes_data.len()
+        self.strs.data.len() + self.bytes.data.len()
     }
 
     /// The six columns of every row; starts anew.
@@ -370,22 +394,10 @@ impl ValueColumns {
             ScalarBuffer::from(take_front(&mut self.num, n, cap)),
             uint_nulls,
         ));
-        let str_offsets = std::mem::replace(&mut self.str_offsets, Vec::with_capacity(cap + 1));
-        let str_data = std::mem::take(&mut self.str_data);
-        let strs: ArrayRef = Arc::new(StringArray::try_new(
-            OffsetBuffer::new(str_offsets.into()),
-            str_data.into(),
-            str_nulls,
-        )?);
-        let bytes_offsets = std::mem::replace(&mut self.bytes_offsets, Vec::with_capacity(cap + 1));
-        let bytes_data = std::mem::take(&mut self.bytes_data);
-        let bytes: ArrayRef = Arc::new(BinaryArray::try_new(
-            OffsetBuffer::new(bytes_offsets.into()),
-            bytes_data.into(),
-            bytes_nulls,
-        )?);
-        self.str_offsets.push(0);
-        self.bytes_offsets.push(0);
+        let (offsets, data) = self.strs.finish();
+        let strs: ArrayRef = Arc::new(StringArray::try_new(offsets, data, str_nulls)?);
+        let (offsets, data) = self.bytes.finish();
+        let bytes: ArrayRef = Arc::new(BinaryArray::try_new(offsets, data, bytes_nulls)?);
         self.type_index.clear();
         self.flags.clear();
         Ok([value_type, int, uint, double, strs, bytes])

@@ -402,6 +402,7 @@ impl<'a, 's> Converter<'a, 's> {
         self.write_plane_tables(&ctx, plane, ordinal, &tracks)?;
         self.summary.planes += 1;
         self.summary.events += plane.event_count;
+        // The metadata's pages go with the whole plane (`run`).
         let rest = plane
             .event_metadata
             .iter()
@@ -409,14 +410,6 @@ impl<'a, 's> Converter<'a, 's> {
             .chain(&plane.stats);
         let meta_bytes: u64 = rest.map(|s| s.bytes.len() as u64).sum();
         self.progress(meta_bytes);
-        for s in plane
-            .event_metadata
-            .iter()
-            .chain(&plane.stat_metadata)
-            .chain(&plane.stats)
-        {
-            self.release_span(s);
-        }
         Ok(())
     }
 
@@ -734,9 +727,17 @@ impl<'a, 's> Converter<'a, 's> {
         if self.event_args.len() >= self.options.batch_rows
             || self.event_args.payload_bytes() >= ARGS_PAYLOAD_LIMIT
         {
+            self.flush_event_args(&ctx.interner)?;
+        }
+        Ok(())
+    }
+
+    /// Hands every held `event_args` row to the sink.
+    fn flush_event_args(&mut self, interner: &Interner) -> Result<()> {
+        if !self.event_args.is_empty() {
             let batch = self
                 .event_args
-                .finish(&ctx.interner)
+                .finish(interner)
                 .map_err(arrow_err(Table::EventArgs))?;
             self.sink.write(Table::EventArgs, batch)?;
         }
@@ -766,13 +767,7 @@ impl<'a, 's> Converter<'a, 's> {
             self.sink.write(Table::Events, batch)?;
             self.staged_base = upto;
         }
-        if !self.event_args.is_empty() {
-            let batch = self
-                .event_args
-                .finish(interner)
-                .map_err(arrow_err(Table::EventArgs))?;
-            self.sink.write(Table::EventArgs, batch)?;
-        }
+        self.flush_event_args(interner)?;
         if !self.counters.is_empty() {
             let batch = self
                 .counters

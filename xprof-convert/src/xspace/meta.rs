@@ -236,8 +236,6 @@ pub(crate) struct PlaneMeta<'a> {
     /// `(sym, kind)` of stat ids below its length (ids are small and
     /// dense in practice): the per-stat lookup is an index, not a hash.
     stat_dense: Vec<Option<(Sym, StatKind)>>,
-    /// Symbols of `StatValue::TYPE_NAMES`.
-    pub type_syms: [Sym; 8],
     pub empty_sym: Sym,
 }
 
@@ -266,11 +264,10 @@ impl<'a> PlaneMeta<'a> {
         interner: &mut Interner,
         warnings: &mut Vec<String>,
     ) -> PbResult<Self> {
-        let mut m = PlaneMeta::default();
-        for (i, name) in StatValue::TYPE_NAMES.iter().enumerate() {
-            m.type_syms[i] = interner.intern(name);
-        }
-        m.empty_sym = interner.intern("");
+        let mut m = PlaneMeta {
+            empty_sym: interner.intern(""),
+            ..PlaneMeta::default()
+        };
         for span in stat_meta {
             let (key, value) = map_entry(*span)?;
             let (mut name, mut description) = (Cow::Borrowed(""), Cow::Borrowed(""));
