@@ -6,9 +6,10 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use xprof_sql::convert::reader::{ConvertOptions, TraceSource};
 use xprof_sql::convert::sink::{CountingSink, MemorySink};
 use xprof_sql::convert::synthetic::write_large_tpu;
-use xprof_sql::convert::xspace::{TraceSource, XSpaceOptions, convert};
+use xprof_sql::convert::xspace::convert;
 use xprof_sql::format::Table;
 
 fn source() -> TraceSource {
@@ -40,7 +41,7 @@ fn bench_decode(c: &mut Criterion) {
                 convert(
                     black_box(bytes),
                     &source(),
-                    &XSpaceOptions::default(),
+                    &ConvertOptions::default(),
                     &mut sink,
                 )
                 .unwrap();
@@ -54,7 +55,7 @@ fn bench_decode(c: &mut Criterion) {
             convert(
                 black_box(&real),
                 &source(),
-                &XSpaceOptions::default(),
+                &ConvertOptions::default(),
                 &mut sink,
             )
             .unwrap();

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use criterion::{Criterion, criterion_group, criterion_main};
 use xprof_sql::convert::batch::convert_to_dataset;
 use xprof_sql::convert::input::{ProfileFile, host_of};
+use xprof_sql::convert::reader::ConvertOptions;
 use xprof_sql::convert::synthetic::write_large_tpu;
-use xprof_sql::convert::xspace::XSpaceOptions;
 use xprof_sql::format::dataset::WriteOptions;
 use xprof_sql::query::{OpenOptions, ProfileSession};
 
@@ -39,7 +39,7 @@ fn dataset() -> PathBuf {
         convert_to_dataset(
             &files,
             &partial,
-            &XSpaceOptions::default(),
+            &ConvertOptions::default(),
             &WriteOptions::default(),
             2,
             None,

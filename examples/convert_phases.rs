@@ -7,8 +7,9 @@
 use std::time::Instant;
 
 use xprof_sql::convert::input;
+use xprof_sql::convert::reader::{ConvertOptions, TraceSource};
 use xprof_sql::convert::sink::{CountingSink, MemorySink, ParquetSink, TableSink};
-use xprof_sql::convert::xspace::{TraceSource, XSpaceOptions, convert};
+use xprof_sql::convert::xspace::convert;
 use xprof_sql::format::Table;
 use xprof_sql::format::dataset::WriteOptions;
 
@@ -24,11 +25,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         run: None,
         host: "h".into(),
     };
-    let opts = XSpaceOptions::default();
+    let opts = ConvertOptions::default();
     if std::env::var("PHASE").as_deref() == Ok("decode") {
         let mut s = CountingSink::default();
         let t = Instant::now();
-        xprof_sql::convert::xspace::convert_input(&bytes, &src, &opts, &mut s)?;
+        let reader = xprof_sql::convert::reader::detect(&src.path, &bytes)?;
+        xprof_sql::convert::reader::convert(reader, &bytes, &src, &opts, &mut s)?;
         println!(
             "decode only (pages released): {:.3} s, {} rows",
             t.elapsed().as_secs_f64(),

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 use xprof_sql::convert::batch;
-use xprof_sql::convert::xspace::{self, XSpaceOptions};
+use xprof_sql::convert::reader::ConvertOptions;
 use xprof_sql::format::dataset::WriteOptions;
 use xprof_sql::format::{Table, docs};
 use xprof_sql::output::{OutputFormat, write_stream};
@@ -346,7 +346,7 @@ fn convert(
         .filter_map(|f| std::fs::metadata(&f.path).ok())
         .map(|m| m.len())
         .sum();
-    let mut options = XSpaceOptions::default();
+    let mut options = ConvertOptions::default();
     if !quiet && std::io::stderr().is_terminal() {
         let last = std::sync::Mutex::new(Instant::now());
         options.progress = Some(Arc::new(move |done, all| {
@@ -398,7 +398,8 @@ fn convert(
 
 fn inspect(input: &Path, json: bool) -> AnyResult<()> {
     let bytes = xprof_sql::convert::input::open(input)?;
-    let planes = xspace::inspect(&bytes, input)?;
+    let reader = xprof_sql::convert::reader::detect(input, &bytes)?;
+    let planes = reader.inspect(&bytes)?;
     if json {
         let planes_json: Vec<String> = planes
             .iter()
@@ -422,10 +423,19 @@ fn inspect(input: &Path, json: bool) -> AnyResult<()> {
                 )
             })
             .collect();
-        outln!("{{\"planes\": [{}]}}", planes_json.join(", "));
+        outln!(
+            "{{\"format\": {}, \"planes\": [{}]}}",
+            json_str(reader.name()),
+            planes_json.join(", ")
+        );
         return Ok(());
     }
-    outln!("{} ({} planes)", input.display(), planes.len());
+    outln!(
+        "{} ({}, {} planes)",
+        input.display(),
+        reader.name(),
+        planes.len()
+    );
     for p in &planes {
         outln!(
             "plane {:?} (id {}): {} lines, {} events, {} event metadata, {} plane stats",

@@ -7,14 +7,15 @@ use common::*;
 use prost::Message;
 use xprof_sql::convert::batch::{convert_file, convert_to_dataset};
 use xprof_sql::convert::input::ProfileFile;
+use xprof_sql::convert::reader::ConvertOptions;
 use xprof_sql::convert::sink::MemorySink;
 use xprof_sql::convert::synthetic::*;
-use xprof_sql::convert::xspace::{self, XSpaceOptions};
+use xprof_sql::convert::xspace;
 use xprof_sql::format::dataset::WriteOptions;
 
 fn convert_err(bytes: &[u8]) -> Option<String> {
     let mut sink = MemorySink::default();
-    xspace::convert(bytes, &source(0), &XSpaceOptions::default(), &mut sink)
+    xspace::convert(bytes, &source(0), &ConvertOptions::default(), &mut sink)
         .err()
         .map(|e| e.to_string())
 }
@@ -62,7 +63,13 @@ fn wrong_format_is_named() {
         run: None,
         host: "h".into(),
     };
-    let e = convert_file(&f, 0, &XSpaceOptions::default(), &mut MemorySink::default()).unwrap_err();
+    let e = convert_file(
+        &f,
+        0,
+        &ConvertOptions::default(),
+        &mut MemorySink::default(),
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("trace.json"), "{e}");
     let p = d.path().join("x.bin");
     std::fs::write(&p, b"\xff\xfe garbage").unwrap();
@@ -71,7 +78,13 @@ fn wrong_format_is_named() {
         run: None,
         host: "h".into(),
     };
-    let e = convert_file(&f, 0, &XSpaceOptions::default(), &mut MemorySink::default()).unwrap_err();
+    let e = convert_file(
+        &f,
+        0,
+        &ConvertOptions::default(),
+        &mut MemorySink::default(),
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("first byte 0xff"), "{e}");
 }
 
@@ -92,7 +105,7 @@ fn a_failed_conversion_leaves_no_parquet_file() {
     let e = convert_to_dataset(
         &files,
         &out,
-        &XSpaceOptions::default(),
+        &ConvertOptions::default(),
         &WriteOptions::default(),
         1,
         None,

@@ -7,13 +7,13 @@ mod common;
 
 use common::*;
 use prost::Message;
+use xprof_sql::convert::reader::ConvertOptions;
 use xprof_sql::convert::synthetic::*;
-use xprof_sql::convert::xspace::XSpaceOptions;
 use xprof_sql::format::Table;
 use xprof_sql::format::wire::*;
 
-fn opts(batch_rows: usize) -> XSpaceOptions {
-    XSpaceOptions {
+fn opts(batch_rows: usize) -> ConvertOptions {
+    ConvertOptions {
         batch_rows,
         ..Default::default()
     }
@@ -252,10 +252,10 @@ fn out_of_order_and_split_lines_are_sorted_and_merged() {
     assert_eq!(tracks.num_rows(), 2);
     assert_eq!(i64s(&tracks, "event_count"), [Some(3), Some(2)]);
     let ev = table(&sink, Table::Events);
-    // Sorted by (track, ts) in the output; ids keep file order.
+    // Sorted by (track, ts) in the output, and numbered in that order.
     assert_eq!(i64s(&ev, "ts_ps"), [0, 10, 50, 0, 1000].map(Some));
-    assert_eq!(i64s(&ev, "event_id"), [1, 2, 0, 3, 4].map(Some));
-    assert_eq!(i64s(&ev, "parent_id"), [None, Some(1), Some(1), None, None]);
+    assert_eq!(i64s(&ev, "event_id"), [0, 1, 2, 3, 4].map(Some));
+    assert_eq!(i64s(&ev, "parent_id"), [None, Some(0), Some(0), None, None]);
     assert_eq!(i64s(&ev, "self_ps"), [85, 5, 10, 10, 10].map(Some));
     let traces = table(&sink, Table::Traces);
     assert!(strings(&traces, "converter_warnings")[0].contains("out of time order"));

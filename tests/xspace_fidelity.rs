@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 
 use common::*;
 use prost::Message;
-use xprof_sql::convert::xspace::{self, XSpaceOptions};
+use xprof_sql::convert::reader::ConvertOptions;
+use xprof_sql::convert::xspace;
 use xprof_sql::format::Table;
 use xprof_sql::format::wire::{XSpace, XStat, x_event, x_stat};
 
@@ -43,7 +44,7 @@ fn stat_repr(s: &XStat, plane: &xprof_sql::format::wire::XPlane) -> String {
 /// every plane, line, event and stat is in the tables with the same values.
 fn assert_nothing_lost(bytes: &[u8]) {
     let space = XSpace::decode(bytes).expect("prost decodes the fixture");
-    let (sink, summary) = convert_bytes(bytes, &XSpaceOptions::default());
+    let (sink, summary) = convert_bytes(bytes, &ConvertOptions::default());
     let devices = table(&sink, Table::Devices);
     assert_eq!(
         devices.num_rows(),

@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::compute::concat_batches;
 use arrow::datatypes::DataType;
+use xprof_sql::convert::reader::{ConvertOptions, Summary, TraceSource};
 use xprof_sql::convert::sink::MemorySink;
-use xprof_sql::convert::xspace::{self, Summary, TraceSource, XSpaceOptions};
+use xprof_sql::convert::xspace;
 use xprof_sql::format::Table;
 
 /// The real JAX CPU profiles (see tests/fixtures/xspace/README.md).
@@ -44,7 +45,7 @@ pub fn source(trace_id: i32) -> TraceSource {
 }
 
 /// Converts bytes into memory.
-pub fn convert_bytes(bytes: &[u8], options: &XSpaceOptions) -> (MemorySink, Summary) {
+pub fn convert_bytes(bytes: &[u8], options: &ConvertOptions) -> (MemorySink, Summary) {
     let mut sink = MemorySink::default();
     let summary = xspace::convert(bytes, &source(0), options, &mut sink).expect("converts");
     (sink, summary)

@@ -7,29 +7,27 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use xprof_format::dataset::{self, WriteOptions};
 
 use crate::error::Result;
-use crate::input::{self, Format, ProfileFile};
+use crate::input::{self, ProfileFile};
+use crate::reader::{self, ConvertOptions, Summary, TraceSource};
 use crate::sink::{MemorySink, ParquetSink, TableSink};
-use crate::xspace::{self, Summary, TraceSource, XSpaceOptions};
 
-/// Converts one file into `sink` as trace `trace_id`.
+/// Converts one file into `sink` as trace `trace_id`, with the reader of
+/// its format.
 pub fn convert_file(
     file: &ProfileFile,
     trace_id: i32,
-    options: &XSpaceOptions,
+    options: &ConvertOptions,
     sink: &mut dyn TableSink,
 ) -> Result<Summary> {
     let bytes = input::open(&file.path)?;
-    match input::detect(&file.path, &bytes)? {
-        Format::XSpace => {
-            let source = TraceSource {
-                trace_id,
-                path: file.path.clone(),
-                run: file.run.clone(),
-                host: file.host.clone(),
-            };
-            xspace::convert_input(&bytes, &source, options, sink)
-        }
-    }
+    let reader = reader::detect(&file.path, &bytes)?;
+    let source = TraceSource {
+        trace_id,
+        path: file.path.clone(),
+        run: file.run.clone(),
+        host: file.host.clone(),
+    };
+    reader::convert(reader, &bytes, &source, options, sink)
 }
 
 /// Runs `f` over `items` on up to `threads` threads; results in item order.
@@ -94,7 +92,7 @@ pub struct Converted {
 pub fn convert_to_dataset(
     files: &[ProfileFile],
     dir: &Path,
-    options: &XSpaceOptions,
+    options: &ConvertOptions,
     write: &WriteOptions,
     threads: usize,
     first_trace_id: Option<i32>,
@@ -123,7 +121,7 @@ pub fn convert_to_dataset(
 pub fn convert_to_memory(
     files: &[ProfileFile],
     first_trace_id: i32,
-    options: &XSpaceOptions,
+    options: &ConvertOptions,
     threads: usize,
 ) -> Result<(MemorySink, Vec<Converted>)> {
     let parts = parallel_map(files, threads, |i, file| {

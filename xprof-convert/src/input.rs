@@ -9,23 +9,6 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{ConvertError, Result};
 
-/// The formats this build reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Format {
-    /// XSpace protobuf (`*.xplane.pb`).
-    XSpace,
-}
-
-impl Format {
-    /// Name stored in `traces.source_format`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::XSpace => "xspace",
-        }
-    }
-}
-
 /// The bytes of an opened input, mapped rather than read where possible.
 #[derive(Debug)]
 pub struct InputBytes {
@@ -122,34 +105,15 @@ pub fn open(path: &Path) -> Result<InputBytes> {
     })
 }
 
-/// Whether a file name looks like an XSpace file.
-pub fn is_xspace_name(path: &Path) -> bool {
+/// Whether a file name belongs to a format this build reads.
+pub fn is_profile_name(path: &Path) -> bool {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
-    name.ends_with(".xplane.pb") || name.ends_with(".xplane.pb.gz")
-}
-
-/// Detects the format of `bytes` read from `path`.
-pub fn detect(path: &Path, bytes: &[u8]) -> Result<Format> {
-    if is_xspace_name(path) {
-        return Ok(Format::XSpace);
-    }
-    // An XSpace starts with a plane (field 1) or, for an empty profile,
-    // errors/warnings/hostnames (fields 2-4), all length-delimited.
-    match bytes.first() {
-        None => Ok(Format::XSpace),
-        Some(0x0a | 0x12 | 0x1a | 0x22) => Ok(Format::XSpace),
-        Some(b'{' | b'[') => Err(ConvertError::UnknownFormat {
-            path: path.to_path_buf(),
-            why: "JSON inputs (Chrome trace, Proton) are not supported by this build yet".into(),
-        }),
-        Some(b) => Err(ConvertError::UnknownFormat {
-            path: path.to_path_buf(),
-            why: format!("first byte 0x{b:02x} starts no XSpace"),
-        }),
-    }
+    crate::reader::READERS
+        .iter()
+        .any(|r| r.owns_file_name(&name))
 }
 
 /// One profile file found in a folder.
@@ -177,11 +141,11 @@ pub fn host_of(path: &Path) -> String {
     name
 }
 
-fn xspace_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
+fn profile_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(io_err(dir))? {
         let p = entry.map_err(io_err(dir))?.path();
-        if p.is_file() && is_xspace_name(&p) {
+        if p.is_file() && is_profile_name(&p) {
             files.push(p);
         }
     }
@@ -219,7 +183,7 @@ pub fn discover(path: &Path, run: Option<&str>) -> Result<Vec<ProfileFile>> {
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or folder"),
         });
     }
-    let files = xspace_files_in(path)?;
+    let files = profile_files_in(path)?;
     if !files.is_empty() {
         let run_name = path.file_name().map(|n| n.to_string_lossy().into_owned());
         return Ok(files
@@ -243,7 +207,7 @@ pub fn discover(path: &Path, run: Option<&str>) -> Result<Vec<ProfileFile>> {
     let mut runs: Vec<String> = std::fs::read_dir(&runs_dir)
         .map_err(io_err(&runs_dir))?
         .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_dir() && xspace_files_in(&e.path()).is_ok_and(|f| !f.is_empty()))
+        .filter(|e| e.path().is_dir() && profile_files_in(&e.path()).is_ok_and(|f| !f.is_empty()))
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     runs.sort();
@@ -259,7 +223,7 @@ pub fn discover(path: &Path, run: Option<&str>) -> Result<Vec<ProfileFile>> {
         None => runs.last().cloned().expect("has_run_folders"),
     };
     let run_dir = runs_dir.join(&chosen);
-    Ok(xspace_files_in(&run_dir)?
+    Ok(profile_files_in(&run_dir)?
         .into_iter()
         .map(|p| ProfileFile {
             host: host_of(&p),
@@ -272,7 +236,7 @@ pub fn discover(path: &Path, run: Option<&str>) -> Result<Vec<ProfileFile>> {
 fn has_run_folders(dir: &Path) -> bool {
     std::fs::read_dir(dir).is_ok_and(|rd| {
         rd.filter_map(|e| e.ok())
-            .any(|e| e.path().is_dir() && xspace_files_in(&e.path()).is_ok_and(|f| !f.is_empty()))
+            .any(|e| e.path().is_dir() && profile_files_in(&e.path()).is_ok_and(|f| !f.is_empty()))
     })
 }
 

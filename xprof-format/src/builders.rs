@@ -421,6 +421,11 @@ impl TableBuilder {
         self.len() == 0
     }
 
+    /// The builder of column `col`, whatever its type.
+    pub fn column_mut(&mut self, col: usize) -> &mut ColumnBuilder {
+        &mut self.columns[col]
+    }
+
     accessor!(i32, Int32, Int32Builder);
     accessor!(i64, Int64, Int64Builder);
     accessor!(u64, UInt64, UInt64Builder);

@@ -142,6 +142,37 @@ pub fn table_files(dataset: &Path, table: Table) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// Checks that a dataset file was written with this build's schema
+/// version (its `xprof_sql.schema_version` key-value metadata), reading
+/// only the file's footer.
+pub fn check_schema_version(path: &Path) -> Result<()> {
+    use parquet::file::reader::FileReader;
+    let file = File::open(path).map_err(|source| FormatError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let reader = parquet::file::reader::SerializedFileReader::new(file).map_err(|source| {
+        FormatError::Parquet {
+            path: path.to_path_buf(),
+            source,
+        }
+    })?;
+    let found = reader
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|k| k.key == SCHEMA_VERSION_KEY))
+        .and_then(|k| k.value.clone());
+    match found {
+        Some(v) if v == SCHEMA_VERSION.to_string() => Ok(()),
+        other => Err(FormatError::SchemaVersion {
+            path: path.to_path_buf(),
+            found: other.unwrap_or_else(|| "none (not written by xprof-sql)".into()),
+            expected: SCHEMA_VERSION,
+        }),
+    }
+}
+
 /// The trace ids already in a dataset (from its `traces` files).
 pub fn trace_ids(dataset: &Path) -> Result<Vec<i32>> {
     use arrow::array::{Array, AsArray};
@@ -440,6 +471,39 @@ mod tests {
         // Datasets only grow: the same part cannot be written twice.
         assert!(PartWriter::create(dir.path(), "p0", WriteOptions::default()).is_err());
         assert_eq!(part_name(3, "host a/b"), "000003-host_a_b");
+    }
+
+    #[test]
+    fn a_file_of_another_schema_version_is_named_with_both_versions() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = PartWriter::create(dir.path(), "p0", WriteOptions::default()).unwrap();
+        w.write(Table::StatMetadata, &stat_batch()).unwrap();
+        w.finish().unwrap();
+        let good = table_dir(dir.path(), Table::StatMetadata).join("p0.parquet");
+        check_schema_version(&good).unwrap();
+        // The same rows written with version 0 in the key-value metadata.
+        let old = dir.path().join("old.parquet");
+        let props = WriterProperties::builder()
+            .set_key_value_metadata(Some(vec![KeyValue::new(
+                SCHEMA_VERSION_KEY.to_string(),
+                "0".to_string(),
+            )]))
+            .build();
+        // A schema without the version in its metadata, so the only
+        // version in the file is the one written above.
+        let plain = std::sync::Arc::new(arrow::datatypes::Schema::new(
+            Table::StatMetadata.schema().fields().clone(),
+        ));
+        let mut w =
+            ArrowWriter::try_new(File::create(&old).unwrap(), plain.clone(), Some(props)).unwrap();
+        w.write(&RecordBatch::try_new(plain, stat_batch().columns().to_vec()).unwrap())
+            .unwrap();
+        w.close().unwrap();
+        let e = check_schema_version(&old).unwrap_err().to_string();
+        assert!(
+            e.contains("old.parquet") && e.contains("schema version 0") && e.contains("reads 1"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -20,8 +20,38 @@ pub fn markdown() -> String {
     for t in Table::ALL {
         table_markdown(&mut out, t.def());
     }
+    out.push_str(PLANNED);
     out
 }
+
+/// The decisions taken for the inputs still to come (Proton, Chrome
+/// trace, Mosaic GPU, LLO), so that their readers fit the model above.
+const PLANNED: &str = "\
+## Decided for the inputs to come (not tables yet)
+
+- **Untimed call trees** (Proton's hatchet profile: kernels and scopes
+  with aggregate metrics, no timestamps) go to their own tables, not to
+  `events`: `profile_nodes` (`node_id`, `parent_id` explicit, `depth`,
+  `name`, `path` as `VARCHAR[]`, `frame_type`, `time_ps`, `count`,
+  `device_id`, `device_type`, FLOPs by width, bytes, the
+  exclusive/property flags) and `node_metrics` (`node_id`, `metric`, typed
+  value) for every other metric. `events` keeps its columns non-nullable:
+  nothing is synthesized for rows that have no time.
+- **Cycle-based data** (Proton intra-kernel traces, Mosaic GPU, LLO
+  bundles) keeps cycles as cycles: `kernel_scopes` has `start_cycle` and
+  `end_cycle` (Int64); `ts_ps`/`dur_ps` there are derived only when the
+  clock is recorded in the input and are NULL otherwise, with the
+  frequency used in `traces`/`device_args`.
+- **LLO lanes** stay rows of `events` (nothing lost; `tracks.kind =
+  'llo_unit'`, `tracks.unit` set, `kernel_event_id` filled today) and get a
+  typed projection `llo_instructions` (`event_id`, `track_id`, `unit`,
+  `unit_id`, `name`, `ts_ps`, `dur_ps`, `bundle_number`,
+  `instruction_ordinal`, `llo_scopes` as `VARCHAR[]`, `pallas_primitive`,
+  `source_file`, `source_line`, `source_call_stack`, `details`,
+  `measured`, `kernel_event_id`).
+- **`traces.source_format`** names the reader: `xspace`, `chrome_trace`,
+  `proton_tree`, `proton_intra`, `mosaic_gpu`, `llo_bundle_util`.
+";
 
 fn table_markdown(out: &mut String, def: &TableDef) {
     let _ = writeln!(out, "## `{}`\n\n{}\n", def.name, def.doc);

@@ -22,6 +22,7 @@ pub mod error;
 pub mod hash;
 pub mod rows;
 pub mod schema;
+pub mod table_rows;
 pub mod value;
 pub mod wire;
 

@@ -293,7 +293,12 @@ pub static TRACES: TableDef = TableDef {
     sort_by: &["trace_id"],
     columns: &[
         TRACE_ID,
-        col("source_format", Utf8, false, "Input format: `xspace`."),
+        col(
+            "source_format",
+            Utf8,
+            false,
+            "Input format, the name of the reader that converted it (`xprof_sql::convert::reader::READERS`): `xspace` today; `chrome_trace`, `proton_tree`, `proton_intra`, `mosaic_gpu` and `llo_bundle_util` as those readers land.",
+        ),
         col(
             "source_path",
             Utf8,
@@ -465,7 +470,12 @@ pub static TRACKS: TableDef = TableDef {
     sort_by: &["device_id", "track_id"],
     columns: &[
         TRACE_ID,
-        col("track_id", Int32, false, "Id of the track in this trace."),
+        col(
+            "track_id",
+            Int32,
+            false,
+            "Id of the track in this trace, numbered device by device; on a device, container tracks (`Steps`, `XLA Modules`, `XLA Ops`/`PALLAS`) come first, then the others in input order.",
+        ),
         DEVICE_ID,
         col("line_id", Int64, false, "`XLine.id` as written."),
         col(
@@ -485,13 +495,13 @@ pub static TRACKS: TableDef = TableDef {
             "kind",
             Utf8,
             false,
-            "`thread` (host threads), `stream` (GPU streams), `steps`, `xla_modules`, `xla_ops`, `async_xla_ops`, `traceme`, `framework_ops`, `framework_name_scope`, `source`, `counters`, `launch_stats`, `sparse_core_steps`, `sparse_core_modules`, `sparse_core_ops`, `host_offload_ops`, or `other`.",
+            "`thread` (host threads), `stream` (GPU streams), `steps`, `xla_modules`, `xla_ops`, `async_xla_ops`, `traceme`, `framework_ops`, `framework_name_scope`, `source`, `counters`, `launch_stats`, `sparse_core_steps`, `sparse_core_modules`, `sparse_core_ops`, `host_offload_ops`, `pallas` (the `PALLAS` kernel line), `llo_ops`, `pallas_primitives`, `llo_instructions`, `llo_unit` (a `<UNIT> Instructions` lane), `llo_utilization`, or `other`.",
         ),
         col(
             "unit",
             Utf8,
             true,
-            "Functional unit for LLO lanes (`VALU`, `MXU0`, ...); NULL otherwise.",
+            "Functional unit of an LLO lane, from its line name (`VALU Instructions` is `VALU`; `SALU`, `VALU`, `EUP`, `XLU`, `VLD`, `VST`, `MXU`, `MXU<n>`); NULL otherwise.",
         ),
         col(
             "timestamp_ns",
@@ -525,7 +535,7 @@ pub static EVENTS: TableDef = TableDef {
             "event_id",
             Int64,
             false,
-            "Id of the event in this trace; events are numbered in file order.",
+            "Id of the event in this trace. Events are numbered in output order, `(track_id, ts_ps)`, so sorting by `event_id` is sorting by track and time, and `event_args` (sorted by `event_id`) follows `events`.",
         ),
         col(
             "track_id",
@@ -635,7 +645,7 @@ pub static EVENTS: TableDef = TableDef {
             "kernel_event_id",
             Int64,
             true,
-            "The kernel event containing this one (LLO and intra-kernel inputs); NULL for XSpace.",
+            "On accelerators, for events inside kernels (LLO instruction lanes, `LLO Ops`, `Pallas Primitives`): the `XLA Ops`/`PALLAS` event of the same device containing this one; NULL elsewhere.",
         ),
         col(
             "stat_count",

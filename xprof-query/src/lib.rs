@@ -1,7 +1,10 @@
 //! `xprof-query` is the SQL layer of xprof-sql: a [`ProfileSession`] opens
 //! profiles (files, run folders, log folders, Parquet datasets) and
 //! registers the normalized tables and the canned analyses ([`views`]) on
-//! an Apache DataFusion `SessionContext`, its own or the caller's.
+//! an Apache DataFusion `SessionContext`, its own or the caller's, under a
+//! schema of their own (`xprof`), so a host's tables are never replaced.
+//! [`factory`] adds `CREATE EXTERNAL TABLE … STORED AS XSPACE` and
+//! [`SessionContextExt::register_profile`].
 //!
 //! It is the only crate that depends on DataFusion; converters know
 //! nothing of SQL.
@@ -9,10 +12,14 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod factory;
 pub mod session;
+pub mod tables;
 pub mod views;
 
 pub use error::{QueryError, Result};
+pub use factory::{ProfileTableFactory, SessionContextExt, register_table_factories};
 pub use session::{OpenOptions, Opened, ProfileSession, default_config};
+pub use tables::{DEFAULT_SCHEMA, ProfileTables};
 pub use xprof_convert;
 pub use xprof_format;

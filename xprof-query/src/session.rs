@@ -1,25 +1,20 @@
 //! [`ProfileSession`]: opens profiles and registers the tables and views
-//! on a DataFusion [`SessionContext`].
+//! under their own schema of a DataFusion [`SessionContext`].
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use datafusion::datasource::MemTable;
-use datafusion::datasource::file_format::parquet::ParquetFormat;
-use datafusion::datasource::listing::{
-    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
-};
-use datafusion::prelude::{SessionConfig, SessionContext, col};
+use datafusion::prelude::{SessionConfig, SessionContext};
 use xprof_convert::batch::{self, Converted};
 use xprof_convert::input;
-use xprof_convert::sink::MemorySink;
-use xprof_convert::xspace::XSpaceOptions;
+use xprof_convert::reader::ConvertOptions;
 use xprof_format::Table;
 use xprof_format::dataset::{self, WriteOptions};
 
 use crate::error::{QueryError, Result};
-use crate::views::register_views;
+use crate::factory::register_table_factories;
+use crate::tables::{DEFAULT_SCHEMA, ProfileTables, TableParts};
 
 /// How inputs are opened.
 #[derive(Clone)]
@@ -32,8 +27,8 @@ pub struct OpenOptions {
     /// Parquet dataset and queried from there, so memory stays bounded;
     /// smaller ones are kept in memory.
     pub in_memory_limit_bytes: u64,
-    /// Options of the XSpace converter.
-    pub xspace: XSpaceOptions,
+    /// Options of the converters.
+    pub convert: ConvertOptions,
 }
 
 impl Default for OpenOptions {
@@ -42,7 +37,7 @@ impl Default for OpenOptions {
             run: None,
             threads: batch::default_threads(),
             in_memory_limit_bytes: 256 << 20,
-            xspace: XSpaceOptions::default(),
+            convert: ConvertOptions::default(),
         }
     }
 }
@@ -71,7 +66,136 @@ pub enum Opened {
     },
 }
 
+/// The opened inputs of a session or a `CREATE EXTERNAL TABLE`: where
+/// each table's rows are.
+#[derive(Debug, Default)]
+pub(crate) struct Inputs {
+    parts: BTreeMap<Table, TableParts>,
+    opened: Vec<Opened>,
+    used_trace_ids: Vec<i32>,
+}
+
+impl Inputs {
+    /// Opens inputs: files, run folders, log folders or Parquet datasets
+    /// written by `convert`.
+    pub fn open<P: AsRef<Path>>(&mut self, inputs: &[P], options: &OpenOptions) -> Result<()> {
+        let mut files = Vec::new();
+        for p in inputs {
+            let p = p.as_ref();
+            if p.is_dir() && dataset::is_dataset(p) {
+                self.add_dataset(p)?;
+            } else {
+                files.extend(input::discover(p, options.run.as_deref())?);
+            }
+        }
+        if files.is_empty() {
+            return Ok(());
+        }
+        let total: u64 = files
+            .iter()
+            .filter_map(|f| std::fs::metadata(&f.path).ok())
+            .map(|m| m.len())
+            .sum();
+        let first = self.used_trace_ids.iter().max().map_or(0, |m| m + 1);
+        if total > options.in_memory_limit_bytes {
+            let tmp = tempfile::tempdir()
+                .map_err(|e| QueryError::Inputs(format!("temporary folder: {e}")))?;
+            let converted = batch::convert_to_dataset(
+                &files,
+                tmp.path(),
+                &options.convert,
+                &WriteOptions::default(),
+                options.threads,
+                Some(first),
+            )?;
+            // The folder lives as long as the last table reading it.
+            let tmp = Arc::new(tmp);
+            for c in &converted {
+                for w in &c.written {
+                    if let Some(t) = w
+                        .parent()
+                        .and_then(|d| d.file_name())
+                        .and_then(|n| Table::from_name(&n.to_string_lossy()))
+                    {
+                        self.parts
+                            .entry(t)
+                            .or_default()
+                            .files
+                            .push((w.clone(), Some(tmp.clone())));
+                    }
+                }
+            }
+            self.claim_ids(converted.iter().map(|c| c.trace_id).collect(), tmp.path())?;
+            self.opened
+                .extend(converted.into_iter().map(Opened::Converted));
+        } else {
+            let (sink, converted) =
+                batch::convert_to_memory(&files, first, &options.convert, options.threads)?;
+            self.used_trace_ids
+                .extend(converted.iter().map(|c| c.trace_id));
+            for (t, batches) in sink.tables {
+                self.parts.entry(t).or_default().memory.extend(batches);
+            }
+            self.opened
+                .extend(converted.into_iter().map(Opened::Converted));
+        }
+        Ok(())
+    }
+
+    fn claim_ids(&mut self, ids: Vec<i32>, source: &Path) -> Result<()> {
+        if let Some(dup) = ids.iter().find(|i| self.used_trace_ids.contains(i)) {
+            return Err(QueryError::Inputs(format!(
+                "{}: trace id {dup} is already open from another input; convert the inputs into one dataset folder (`xprof-sql convert A B -o DIR`) to query them together",
+                source.display()
+            )));
+        }
+        self.used_trace_ids.extend(ids);
+        Ok(())
+    }
+
+    fn add_dataset(&mut self, dir: &Path) -> Result<()> {
+        let mut files = BTreeMap::new();
+        for t in Table::ALL {
+            let table_files = dataset::table_files(dir, t)?;
+            // A dataset of another schema version is refused whole, naming
+            // the file and both versions, before any of it is registered.
+            for f in &table_files {
+                dataset::check_schema_version(f)?;
+            }
+            files.insert(t, table_files);
+        }
+        let ids = dataset::trace_ids(dir)?;
+        self.claim_ids(ids.clone(), dir)?;
+        for (t, fs) in files {
+            self.parts
+                .entry(t)
+                .or_default()
+                .files
+                .extend(fs.into_iter().map(|f| (f, None)));
+        }
+        self.opened.push(Opened::Dataset {
+            path: dir.to_path_buf(),
+            trace_ids: ids,
+        });
+        Ok(())
+    }
+
+    pub fn tables(&self) -> Result<ProfileTables> {
+        ProfileTables::build(&self.parts)
+    }
+
+    pub fn opened(&self) -> &[Opened] {
+        &self.opened
+    }
+}
+
 /// Profiles registered as SQL tables.
+///
+/// The tables and views live in their own schema (`xprof`, see
+/// [`DEFAULT_SCHEMA`]): on a context of its own ([`ProfileSession::new`])
+/// that is the default schema, so `SELECT * FROM events` works; on a host's
+/// context ([`ProfileSession::with_context`]) the host's tables stay as
+/// they are and the profile's are `xprof.events`, `xprof.tracks`, ...
 ///
 /// ```no_run
 /// # async fn run() -> xprof_query::Result<()> {
@@ -84,17 +208,15 @@ pub enum Opened {
 /// ```
 pub struct ProfileSession {
     ctx: SessionContext,
-    memory: MemorySink,
-    parquet: BTreeMap<Table, Vec<PathBuf>>,
-    opened: Vec<Opened>,
-    used_trace_ids: Vec<i32>,
-    temp_dirs: Vec<tempfile::TempDir>,
+    schema: String,
+    inputs: Inputs,
 }
 
 impl std::fmt::Debug for ProfileSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ProfileSession")
-            .field("opened", &self.opened)
+            .field("schema", &self.schema)
+            .field("opened", &self.inputs.opened)
             .finish()
     }
 }
@@ -105,28 +227,37 @@ impl Default for ProfileSession {
     }
 }
 
-/// The default DataFusion configuration for profile queries.
+/// The default DataFusion configuration for profile queries: the profile
+/// schema is the default one.
 pub fn default_config() -> SessionConfig {
     SessionConfig::new()
         .with_information_schema(true)
+        .with_default_catalog_and_schema("datafusion", DEFAULT_SCHEMA)
         .set_bool("datafusion.execution.parquet.pushdown_filters", true)
 }
 
 impl ProfileSession {
-    /// A session with its own DataFusion context ([`default_config`]).
+    /// A session with its own DataFusion context ([`default_config`]),
+    /// where `CREATE EXTERNAL TABLE … STORED AS XSPACE` works too.
     pub fn new() -> Self {
-        Self::with_context(SessionContext::new_with_config(default_config()))
+        let ctx = SessionContext::new_with_config(default_config());
+        register_table_factories(&ctx);
+        Self::with_context(ctx)
     }
 
-    /// A session registering its tables on the caller's context.
+    /// A session registering its tables under schema `xprof` of the
+    /// caller's context (created when missing).
     pub fn with_context(ctx: SessionContext) -> Self {
+        Self::with_context_in(ctx, DEFAULT_SCHEMA)
+    }
+
+    /// A session registering its tables under `schema` of the caller's
+    /// context.
+    pub fn with_context_in(ctx: SessionContext, schema: &str) -> Self {
         Self {
             ctx,
-            memory: MemorySink::default(),
-            parquet: BTreeMap::new(),
-            opened: Vec::new(),
-            used_trace_ids: Vec::new(),
-            temp_dirs: Vec::new(),
+            schema: schema.to_string(),
+            inputs: Inputs::default(),
         }
     }
 
@@ -135,9 +266,14 @@ impl ProfileSession {
         &self.ctx
     }
 
+    /// The schema holding the tables.
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+
     /// What was opened so far.
     pub fn opened(&self) -> &[Opened] {
-        &self.opened
+        self.inputs.opened()
     }
 
     /// Runs one SQL statement.
@@ -153,146 +289,15 @@ impl ProfileSession {
         inputs: &[P],
         options: &OpenOptions,
     ) -> Result<()> {
-        let mut files = Vec::new();
-        for p in inputs {
-            let p = p.as_ref();
-            if p.is_dir() && dataset::is_dataset(p) {
-                self.add_dataset(p)?;
-            } else {
-                files.extend(input::discover(p, options.run.as_deref())?);
-            }
-        }
-        if !files.is_empty() {
-            let total: u64 = files
-                .iter()
-                .filter_map(|f| std::fs::metadata(&f.path).ok())
-                .map(|m| m.len())
-                .sum();
-            let first = self.used_trace_ids.iter().max().map_or(0, |m| m + 1);
-            if total > options.in_memory_limit_bytes {
-                let tmp = tempfile::tempdir()
-                    .map_err(|e| QueryError::Inputs(format!("temporary folder: {e}")))?;
-                let converted = batch::convert_to_dataset(
-                    &files,
-                    tmp.path(),
-                    &options.xspace,
-                    &WriteOptions::default(),
-                    options.threads,
-                    Some(first),
-                )?;
-                for c in &converted {
-                    for w in &c.written {
-                        if let Some(t) = w
-                            .parent()
-                            .and_then(|d| d.file_name())
-                            .and_then(|n| Table::from_name(&n.to_string_lossy()))
-                        {
-                            self.parquet.entry(t).or_default().push(w.clone());
-                        }
-                    }
-                }
-                self.claim_ids(converted.iter().map(|c| c.trace_id).collect(), tmp.path())?;
-                self.opened
-                    .extend(converted.into_iter().map(Opened::Converted));
-                self.temp_dirs.push(tmp);
-            } else {
-                let (sink, converted) =
-                    batch::convert_to_memory(&files, first, &options.xspace, options.threads)?;
-                self.used_trace_ids
-                    .extend(converted.iter().map(|c| c.trace_id));
-                self.memory.extend(sink);
-                self.opened
-                    .extend(converted.into_iter().map(Opened::Converted));
-            }
-        }
+        self.inputs.open(inputs, options)?;
         self.register().await
     }
 
-    fn claim_ids(&mut self, ids: Vec<i32>, source: &Path) -> Result<()> {
-        if let Some(dup) = ids.iter().find(|i| self.used_trace_ids.contains(i)) {
-            return Err(QueryError::Inputs(format!(
-                "{}: trace id {dup} is already open from another input; convert the inputs into one dataset folder (`xprof-sql convert A B -o DIR`) to query them together",
-                source.display()
-            )));
-        }
-        self.used_trace_ids.extend(ids);
-        Ok(())
+    /// Registers the tables and views (empty until something is opened).
+    pub async fn register(&self) -> Result<()> {
+        self.inputs
+            .tables()?
+            .register(&self.ctx, &self.schema)
+            .await
     }
-
-    fn add_dataset(&mut self, dir: &Path) -> Result<()> {
-        let ids = dataset::trace_ids(dir)?;
-        self.claim_ids(ids.clone(), dir)?;
-        for t in Table::ALL {
-            self.parquet
-                .entry(t)
-                .or_default()
-                .extend(dataset::table_files(dir, t)?);
-        }
-        self.opened.push(Opened::Dataset {
-            path: dir.to_path_buf(),
-            trace_ids: ids,
-        });
-        Ok(())
-    }
-
-    async fn register(&mut self) -> Result<()> {
-        for t in Table::ALL {
-            let name = t.name();
-            let mem = self.memory.tables.get(&t).cloned().unwrap_or_default();
-            let files = self.parquet.get(&t).cloned().unwrap_or_default();
-            let _ = self.ctx.deregister_table(name)?;
-            let _ = self.ctx.deregister_table(format!("__{name}_memory"))?;
-            let _ = self.ctx.deregister_table(format!("__{name}_parquet"))?;
-            match (mem.is_empty(), files.is_empty()) {
-                (_, true) => {
-                    let table = MemTable::try_new(t.schema(), vec![mem])?;
-                    self.ctx.register_table(name, Arc::new(table))?;
-                }
-                (true, false) => {
-                    self.ctx.register_table(name, listing_table(t, &files)?)?;
-                }
-                (false, false) => {
-                    let m = format!("__{name}_memory");
-                    let p = format!("__{name}_parquet");
-                    self.ctx.register_table(
-                        m.as_str(),
-                        Arc::new(MemTable::try_new(t.schema(), vec![mem])?),
-                    )?;
-                    self.ctx
-                        .register_table(p.as_str(), listing_table(t, &files)?)?;
-                    self.ctx
-                        .sql(&format!(
-                            "CREATE VIEW {name} AS SELECT * FROM {m} UNION ALL SELECT * FROM {p}"
-                        ))
-                        .await?;
-                }
-            }
-        }
-        register_views(&self.ctx).await
-    }
-}
-
-/// A Parquet listing table over exactly `files`, with the table's schema
-/// and declared sort order.
-fn listing_table(table: Table, files: &[PathBuf]) -> Result<Arc<ListingTable>> {
-    let urls = files
-        .iter()
-        .map(|f| {
-            let abs = std::path::absolute(f).unwrap_or_else(|_| f.clone());
-            ListingTableUrl::parse(abs.to_string_lossy())
-        })
-        .collect::<datafusion::error::Result<Vec<_>>>()?;
-    let sort: Vec<_> = table
-        .def()
-        .sort_by
-        .iter()
-        .map(|c| col(*c).sort(true, false))
-        .collect();
-    let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
-        .with_file_extension(dataset::EXTENSION)
-        .with_file_sort_order(vec![sort]);
-    let config = ListingTableConfig::new_with_multi_paths(urls)
-        .with_listing_options(options)
-        .with_schema(table.schema());
-    Ok(Arc::new(ListingTable::try_new(config)?))
 }

@@ -1,11 +1,8 @@
 //! The canned analyses: SQL views a user can read and copy.
 //!
-//! Each view is one `.sql` file in `src/views/`; [`VIEWS`] lists them and
-//! [`register_views`] creates them on a context that has the tables.
-
-use datafusion::prelude::SessionContext;
-
-use crate::error::Result;
+//! Each view is one `.sql` file in `src/views/`, written against the
+//! unqualified table names; [`VIEWS`] lists them and [`register_views`]
+//! creates them in the schema holding the tables.
 
 /// A view: its name, what it answers, and its SQL.
 #[derive(Debug, Clone, Copy)]
@@ -25,11 +22,4 @@ pub const VIEWS: &[ViewDef] = &[ViewDef {
     sql: include_str!("views/event_stats.sql"),
 }];
 
-/// Creates every view of [`VIEWS`] on `ctx` (the tables must be there).
-pub async fn register_views(ctx: &SessionContext) -> Result<()> {
-    for v in VIEWS {
-        ctx.sql(&format!("CREATE OR REPLACE VIEW {} AS {}", v.name, v.sql))
-            .await?;
-    }
-    Ok(())
-}
+pub use crate::tables::register_views;

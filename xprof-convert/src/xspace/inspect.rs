@@ -4,39 +4,8 @@
 
 use super::meta::PlaneMeta;
 use super::scan::{scan_plane, scan_space};
+use crate::reader::{LineInfo, PlaneInfo};
 use xprof_format::Interner;
-
-/// One line of a plane.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineInfo {
-    /// `XLine.id`.
-    pub id: i64,
-    /// `XLine.name`.
-    pub name: String,
-    /// `XLine.display_name` (or the name).
-    pub display_name: String,
-    /// Events on the line.
-    pub event_count: u64,
-}
-
-/// One plane.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlaneInfo {
-    /// `XPlane.id`.
-    pub id: i64,
-    /// `XPlane.name`.
-    pub name: String,
-    /// Lines in file order (repeated ids are listed as they are).
-    pub lines: Vec<LineInfo>,
-    /// Events on all lines.
-    pub total_events: u64,
-    /// Entries of the event metadata map.
-    pub event_metadata: usize,
-    /// Stat names defined on the plane, in file order.
-    pub stat_names: Vec<String>,
-    /// Plane stats.
-    pub plane_stats: usize,
-}
 
 /// Planes and lines of an XSpace.
 pub fn inspect(bytes: &[u8], path: &std::path::Path) -> crate::error::Result<Vec<PlaneInfo>> {

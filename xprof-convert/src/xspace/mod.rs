@@ -21,69 +21,55 @@ mod inspect;
 pub(crate) mod meta;
 pub(crate) mod scan;
 
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::Path;
 
-use xprof_format::builders::DEFAULT_BATCH_ROWS;
+pub use inspect::inspect;
 
-pub use inspect::{LineInfo, PlaneInfo, inspect};
-
+use crate::assembler::{TraceAssembler, TraceInfo};
 use crate::error::{ConvertError, Result};
+use crate::input::InputBytes;
 use crate::pb::PbError;
+use crate::reader::{ConvertOptions, PlaneInfo, ProfileReader, Summary, TraceSource};
 use crate::sink::TableSink;
 
-/// Options of the XSpace converter.
-#[derive(Clone)]
-pub struct XSpaceOptions {
-    /// Rows per batch handed to the sink.
-    pub batch_rows: usize,
-    /// Called now and then with (bytes done, bytes in all).
-    pub progress: Option<Arc<dyn Fn(u64, u64) + Send + Sync>>,
+/// The XSpace format in the reader registry.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct XSpaceReader;
+
+/// Whether a file name looks like an XSpace file.
+pub fn is_xspace_name(name: &str) -> bool {
+    name.ends_with(".xplane.pb") || name.ends_with(".xplane.pb.gz")
 }
 
-impl Default for XSpaceOptions {
-    fn default() -> Self {
-        Self {
-            batch_rows: DEFAULT_BATCH_ROWS,
-            progress: None,
-        }
+impl ProfileReader for XSpaceReader {
+    fn name(&self) -> &'static str {
+        "xspace"
     }
-}
 
-impl std::fmt::Debug for XSpaceOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("XSpaceOptions")
-            .field("batch_rows", &self.batch_rows)
-            .finish()
+    fn owns_file_name(&self, file_name: &str) -> bool {
+        is_xspace_name(file_name)
     }
-}
 
-/// Identity of the trace being converted.
-#[derive(Debug, Clone)]
-pub struct TraceSource {
-    /// `traces.trace_id` of every row.
-    pub trace_id: i32,
-    /// The input file (for `traces.source_path` and errors).
-    pub path: PathBuf,
-    /// Run name.
-    pub run: Option<String>,
-    /// Host name.
-    pub host: String,
-}
+    fn sniff(&self, _path: &Path, head: &[u8]) -> bool {
+        // An XSpace starts with a plane (field 1) or, for an empty
+        // profile, errors/warnings/hostnames (fields 2-4), all
+        // length-delimited; an empty file is an empty XSpace.
+        matches!(head.first(), None | Some(0x0a | 0x12 | 0x1a | 0x22))
+    }
 
-/// What a conversion produced.
-#[derive(Debug, Clone, Default)]
-pub struct Summary {
-    /// Planes converted.
-    pub planes: usize,
-    /// Lines (XLine messages) converted.
-    pub lines: usize,
-    /// Events converted.
-    pub events: u64,
-    /// Stats of events converted (rows of `event_args`).
-    pub event_stats: u64,
-    /// Things the converter noticed and kept (also in `traces`).
-    pub warnings: Vec<String>,
+    fn convert(
+        &self,
+        input: &InputBytes,
+        options: &ConvertOptions,
+        asm: &mut TraceAssembler<'_>,
+    ) -> Result<TraceInfo> {
+        let release = |start: u64, end: u64| input.release(start as usize, end as usize);
+        emit::Decoder::new(input, &input.path, options, Some(&release)).run(asm)
+    }
+
+    fn inspect(&self, input: &InputBytes) -> Result<Vec<PlaneInfo>> {
+        inspect(input, &input.path)
+    }
 }
 
 pub(crate) fn malformed(path: &std::path::Path, e: PbError) -> ConvertError {
@@ -99,8 +85,9 @@ pub(crate) fn malformed(path: &std::path::Path, e: PbError) -> ConvertError {
 ///
 /// ```
 /// use prost::Message;
+/// use xprof_convert::reader::{ConvertOptions, TraceSource};
 /// use xprof_convert::sink::MemorySink;
-/// use xprof_convert::xspace::{convert, TraceSource, XSpaceOptions};
+/// use xprof_convert::xspace::convert;
 /// use xprof_format::{wire::*, Table};
 ///
 /// let mut plane = XPlane { id: 1, name: "/host:CPU".into(), ..Default::default() };
@@ -113,28 +100,17 @@ pub(crate) fn malformed(path: &std::path::Path, e: PbError) -> ConvertError {
 /// let bytes = XSpace { planes: vec![plane], ..Default::default() }.encode_to_vec();
 /// let src = TraceSource { trace_id: 0, path: "mem.xplane.pb".into(), run: None, host: "mem".into() };
 /// let mut sink = MemorySink::default();
-/// let summary = convert(&bytes, &src, &XSpaceOptions::default(), &mut sink).unwrap();
+/// let summary = convert(&bytes, &src, &ConvertOptions::default(), &mut sink).unwrap();
 /// assert_eq!(summary.events, 1);
 /// assert_eq!(sink.rows(Table::Events), 1);
 /// ```
 pub fn convert(
     bytes: &[u8],
     source: &TraceSource,
-    options: &XSpaceOptions,
+    options: &ConvertOptions,
     sink: &mut dyn TableSink,
 ) -> Result<Summary> {
-    emit::Converter::new(bytes, source, options, sink, None).run()
-}
-
-/// Like [`convert`] over an opened file, dropping the file's pages from
-/// memory as they are done with, so resident memory stays bounded whatever
-/// the file's size.
-pub fn convert_input(
-    input: &crate::input::InputBytes,
-    source: &TraceSource,
-    options: &XSpaceOptions,
-    sink: &mut dyn TableSink,
-) -> Result<Summary> {
-    let release = |start: u64, end: u64| input.release(start as usize, end as usize);
-    emit::Converter::new(input, source, options, sink, Some(&release)).run()
+    let mut asm = TraceAssembler::new(source, "xspace", options, sink);
+    let info = emit::Decoder::new(bytes, &source.path, options, None).run(&mut asm)?;
+    asm.finish(info)
 }

@@ -1,0 +1,185 @@
+//! Profiles from SQL and from a host's own `SessionContext`, the
+//! DataFusion way:
+//!
+//! - a [`TableProviderFactory`] per input format, so that
+//!   `CREATE EXTERNAL TABLE k STORED AS XSPACE LOCATION 'run/'` works
+//!   (and `STORED AS PROFILE` for any format, detected by content); the
+//!   table is the profile's `events` unless `OPTIONS ('table' 'tracks')`
+//!   names another. Tables created from the same location share one
+//!   conversion.
+//! - [`SessionContextExt::register_profile`]: every table and view of a
+//!   profile under a schema of the caller's choosing.
+//!
+//! ```no_run
+//! # async fn run() -> xprof_query::Result<()> {
+//! use datafusion::prelude::SessionContext;
+//! use xprof_query::SessionContextExt;
+//! let ctx = SessionContext::new();
+//! ctx.register_profile("p", "examples/data/jax_cpu_mlp.xplane.pb").await?;
+//! ctx.register_profile_formats();
+//! ctx.sql("CREATE EXTERNAL TABLE k STORED AS XSPACE LOCATION 'examples/data/jax_cpu_mlp.xplane.pb'").await?;
+//! ctx.sql("SELECT count(*) FROM p.events JOIN k USING (trace_id, event_id)").await?.show().await?;
+//! # Ok(()) }
+//! ```
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
+use datafusion::error::DataFusionError;
+use datafusion::logical_expr::CreateExternalTable;
+use datafusion::prelude::SessionContext;
+use xprof_convert::reader::READERS;
+use xprof_format::Table;
+
+use crate::error::Result;
+use crate::session::{Inputs, OpenOptions};
+use crate::tables::ProfileTables;
+
+/// Creates profile tables for `CREATE EXTERNAL TABLE … STORED AS FORMAT`.
+#[derive(Debug, Default)]
+pub struct ProfileTableFactory {
+    /// The format the statement names; `None` for `PROFILE` (any).
+    format: Option<&'static str>,
+    /// Opened locations, so the tables of one profile share a conversion.
+    opened: Mutex<HashMap<(PathBuf, Option<String>), ProfileTables>>,
+}
+
+impl ProfileTableFactory {
+    /// A factory for inputs of `format` (a reader name, e.g. `xspace`), or
+    /// of any format when `None`.
+    pub fn new(format: Option<&'static str>) -> Self {
+        Self {
+            format,
+            opened: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn open(&self, location: &Path, run: Option<String>) -> Result<ProfileTables> {
+        let key = (
+            std::path::absolute(location).unwrap_or_else(|_| location.to_path_buf()),
+            run.clone(),
+        );
+        if let Some(t) = self.opened.lock().expect("no panic holds it").get(&key) {
+            return Ok(t.clone());
+        }
+        let options = OpenOptions {
+            run,
+            ..OpenOptions::default()
+        };
+        let mut inputs = Inputs::default();
+        inputs.open(&[location], &options)?;
+        let tables = inputs.tables()?;
+        self.opened
+            .lock()
+            .expect("no panic holds it")
+            .insert(key, tables.clone());
+        Ok(tables)
+    }
+
+    fn check_format(&self, location: &Path) -> Result<()> {
+        let Some(format) = self.format else {
+            return Ok(());
+        };
+        if location.is_file() {
+            let bytes = xprof_convert::input::open(location)?;
+            let found = xprof_convert::reader::detect(location, &bytes)?.name();
+            if found != format {
+                return Err(crate::QueryError::Inputs(format!(
+                    "{}: STORED AS {} but the file is {found}",
+                    location.display(),
+                    format.to_uppercase()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl TableProviderFactory for ProfileTableFactory {
+    async fn create(
+        &self,
+        _state: &dyn Session,
+        cmd: &CreateExternalTable,
+    ) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+        let external = |e: crate::QueryError| DataFusionError::External(Box::new(e));
+        let [location] = cmd.locations.as_slice() else {
+            return Err(DataFusionError::Plan(
+                "a profile table takes one LOCATION (a file, run folder, log folder or dataset)"
+                    .into(),
+            ));
+        };
+        let location = Path::new(location);
+        let option = |k: &str| {
+            cmd.options
+                .iter()
+                .find(|(key, _)| key.eq_ignore_ascii_case(k) || key.ends_with(&format!(".{k}")))
+                .map(|(_, v)| v.clone())
+        };
+        let table_name = option("table").unwrap_or_else(|| "events".into());
+        let table = Table::from_name(&table_name).ok_or_else(|| {
+            DataFusionError::Plan(format!(
+                "no profile table {table_name:?}; tables: {}",
+                Table::ALL.map(|t| t.name()).join(", ")
+            ))
+        })?;
+        self.check_format(location).map_err(external)?;
+        let tables = self.open(location, option("run")).map_err(external)?;
+        Ok(tables.provider(table))
+    }
+}
+
+/// Registers a [`ProfileTableFactory`] for each format this build reads
+/// (`STORED AS XSPACE`, …) and for `STORED AS PROFILE` (any format).
+pub fn register_table_factories(ctx: &SessionContext) {
+    let state = ctx.state_ref();
+    let mut state = state.write();
+    let factories = state.table_factories_mut();
+    for r in READERS {
+        factories.insert(
+            r.name().to_uppercase(),
+            Arc::new(ProfileTableFactory::new(Some(r.name()))),
+        );
+    }
+    factories.insert("PROFILE".into(), Arc::new(ProfileTableFactory::new(None)));
+}
+
+/// Profiles on any `SessionContext`.
+pub trait SessionContextExt {
+    /// Opens the profile at `path` (a file, run folder, log folder or
+    /// dataset) and registers its tables and views under schema `name`
+    /// (`name.events`, `name.tracks`, …). The context's other tables are
+    /// left as they are.
+    fn register_profile(
+        &self,
+        name: &str,
+        path: impl AsRef<Path>,
+    ) -> impl std::future::Future<Output = Result<()>> + Send;
+
+    /// Makes `CREATE EXTERNAL TABLE … STORED AS XSPACE` (each format) and
+    /// `STORED AS PROFILE` work on this context.
+    fn register_profile_formats(&self);
+}
+
+impl SessionContextExt for SessionContext {
+    fn register_profile(
+        &self,
+        name: &str,
+        path: impl AsRef<Path>,
+    ) -> impl std::future::Future<Output = Result<()>> + Send {
+        let path = path.as_ref().to_path_buf();
+        let name = name.to_string();
+        async move {
+            let mut inputs = Inputs::default();
+            inputs.open(&[path], &OpenOptions::default())?;
+            inputs.tables()?.register(self, &name).await
+        }
+    }
+
+    fn register_profile_formats(&self) {
+        register_table_factories(self)
+    }
+}

@@ -1,0 +1,307 @@
+//! The normalized tables of opened profiles as DataFusion table
+//! providers, registered under one schema (`xprof` by default) so a host
+//! program's own tables are never replaced.
+//!
+//! A provider reading a temporary dataset holds that dataset's folder
+//! alive ([`KeepAlive`]), so a host that keeps a table keeps its files,
+//! whatever happens to the session that opened it.
+
+use std::any::Any;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arrow::datatypes::SchemaRef;
+use arrow::record_batch::RecordBatch;
+use async_trait::async_trait;
+use datafusion::catalog::{MemorySchemaProvider, Session, TableProvider};
+use datafusion::common::TableReference;
+use datafusion::common::{Constraints, Statistics};
+use datafusion::datasource::MemTable;
+use datafusion::datasource::TableType;
+use datafusion::datasource::ViewTable;
+use datafusion::datasource::file_format::parquet::ParquetFormat;
+use datafusion::datasource::listing::{
+    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
+};
+use datafusion::error::DataFusionError;
+use datafusion::logical_expr::{Expr, LogicalPlan, TableProviderFilterPushDown};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::union::UnionExec;
+use datafusion::prelude::{SessionContext, col};
+use xprof_format::Table;
+use xprof_format::dataset;
+
+use crate::error::Result;
+use crate::views::VIEWS;
+
+/// The schema profile tables are registered under by default.
+pub const DEFAULT_SCHEMA: &str = "xprof";
+
+/// A provider that keeps something alive (a temporary dataset folder)
+/// for as long as the provider itself lives; it reads as its inner table.
+#[derive(Debug)]
+pub struct KeepAlive {
+    inner: Arc<dyn TableProvider>,
+    _guard: Arc<dyn std::any::Any + Send + Sync>,
+}
+
+impl KeepAlive {
+    /// Wraps `inner`, holding `guard` until the provider is dropped.
+    pub fn new(inner: Arc<dyn TableProvider>, guard: Arc<dyn Any + Send + Sync>) -> Self {
+        Self {
+            inner,
+            _guard: guard,
+        }
+    }
+}
+
+#[async_trait]
+impl TableProvider for KeepAlive {
+    fn schema(&self) -> SchemaRef {
+        self.inner.schema()
+    }
+    fn constraints(&self) -> Option<&Constraints> {
+        self.inner.constraints()
+    }
+    fn table_type(&self) -> TableType {
+        self.inner.table_type()
+    }
+    fn get_table_definition(&self) -> Option<&str> {
+        self.inner.get_table_definition()
+    }
+    fn get_logical_plan(&'_ self) -> Option<Cow<'_, LogicalPlan>> {
+        self.inner.get_logical_plan()
+    }
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> datafusion::error::Result<Arc<dyn ExecutionPlan>> {
+        self.inner.scan(state, projection, filters, limit).await
+    }
+    async fn scan_with_args<'a>(
+        &self,
+        state: &dyn Session,
+        args: datafusion::catalog::ScanArgs<'a>,
+    ) -> datafusion::error::Result<datafusion::catalog::ScanResult> {
+        self.inner.scan_with_args(state, args).await
+    }
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> datafusion::error::Result<Vec<TableProviderFilterPushDown>> {
+        self.inner.supports_filters_pushdown(filters)
+    }
+    fn statistics(&self) -> Option<Statistics> {
+        self.inner.statistics()
+    }
+}
+
+/// The rows of several providers of one schema, one after the other (a
+/// table whose traces are partly in memory, partly in Parquet files). It
+/// declares no order of its own.
+#[derive(Debug)]
+struct UnionTable {
+    schema: SchemaRef,
+    parts: Vec<Arc<dyn TableProvider>>,
+}
+
+#[async_trait]
+impl TableProvider for UnionTable {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> datafusion::error::Result<Arc<dyn ExecutionPlan>> {
+        let mut plans = Vec::with_capacity(self.parts.len());
+        for p in &self.parts {
+            plans.push(p.scan(state, projection, filters, limit).await?);
+        }
+        UnionExec::try_new(plans)
+    }
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> datafusion::error::Result<Vec<TableProviderFilterPushDown>> {
+        // Each part may apply them; the union is filtered again.
+        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+    }
+}
+
+/// A Parquet listing table over exactly `files`, with the table's schema
+/// and declared sort order (true inside each file: the converter checks
+/// every batch it writes against it).
+pub(crate) fn listing_table(table: Table, files: &[PathBuf]) -> Result<Arc<ListingTable>> {
+    let urls = files
+        .iter()
+        .map(|f| {
+            let abs = std::path::absolute(f).unwrap_or_else(|_| f.clone());
+            ListingTableUrl::parse(abs.to_string_lossy())
+        })
+        .collect::<datafusion::error::Result<Vec<_>>>()?;
+    let sort: Vec<_> = table
+        .def()
+        .sort_by
+        .iter()
+        .map(|c| col(*c).sort(true, false))
+        .collect();
+    let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
+        .with_file_extension(dataset::EXTENSION)
+        .with_file_sort_order(vec![sort]);
+    let config = ListingTableConfig::new_with_multi_paths(urls)
+        .with_listing_options(options)
+        .with_schema(sql_schema(table));
+    Ok(Arc::new(ListingTable::try_new(config)?))
+}
+
+/// The schema DataFusion sees for `table`: its columns, without the
+/// schema-level metadata of the Parquet files (table name, version: the
+/// version is checked when a dataset is opened). Tables that carry
+/// different metadata cannot meet in a `UNION` (DataFusion merges the
+/// logical schemas' metadata but not the physical ones, and refuses the
+/// plan), which is what the `event_stats` view does.
+pub(crate) fn sql_schema(table: Table) -> SchemaRef {
+    Arc::new(arrow::datatypes::Schema::new(
+        table.schema().fields().clone(),
+    ))
+}
+
+/// Where a table's rows are.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct TableParts {
+    /// Batches converted into memory.
+    pub memory: Vec<RecordBatch>,
+    /// Parquet files, each with what keeps it alive (a temporary folder).
+    pub files: Vec<(PathBuf, Option<Arc<tempfile::TempDir>>)>,
+}
+
+/// Every table of some opened profiles, as providers.
+#[derive(Debug, Clone)]
+pub struct ProfileTables {
+    providers: BTreeMap<Table, Arc<dyn TableProvider>>,
+}
+
+impl ProfileTables {
+    pub(crate) fn build(parts: &BTreeMap<Table, TableParts>) -> Result<Self> {
+        let mut providers = BTreeMap::new();
+        let empty = TableParts::default();
+        for t in Table::ALL {
+            let p = parts.get(&t).unwrap_or(&empty);
+            let mut sources: Vec<Arc<dyn TableProvider>> = Vec::new();
+            let schema = sql_schema(t);
+            if !p.memory.is_empty() || p.files.is_empty() {
+                let batches = p
+                    .memory
+                    .iter()
+                    .map(|b| RecordBatch::try_new(schema.clone(), b.columns().to_vec()))
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(DataFusionError::from)?;
+                sources.push(Arc::new(MemTable::try_new(schema.clone(), vec![batches])?));
+            }
+            if !p.files.is_empty() {
+                let paths: Vec<PathBuf> = p.files.iter().map(|(f, _)| f.clone()).collect();
+                let mut listing: Arc<dyn TableProvider> = listing_table(t, &paths)?;
+                let guards: Vec<Arc<tempfile::TempDir>> = {
+                    let mut g: Vec<Arc<tempfile::TempDir>> = Vec::new();
+                    for d in p.files.iter().filter_map(|(_, d)| d.clone()) {
+                        if !g.iter().any(|x| Arc::ptr_eq(x, &d)) {
+                            g.push(d);
+                        }
+                    }
+                    g
+                };
+                if !guards.is_empty() {
+                    listing = Arc::new(KeepAlive::new(listing, Arc::new(guards)));
+                }
+                sources.push(listing);
+            }
+            let provider: Arc<dyn TableProvider> = if sources.len() == 1 {
+                sources.pop().expect("one")
+            } else {
+                Arc::new(UnionTable {
+                    schema,
+                    parts: sources,
+                })
+            };
+            providers.insert(t, provider);
+        }
+        Ok(Self { providers })
+    }
+
+    /// The provider of `table`.
+    pub fn provider(&self, table: Table) -> Arc<dyn TableProvider> {
+        self.providers[&table].clone()
+    }
+
+    /// Registers every table and view in `schema` of `ctx`'s default
+    /// catalog (created when missing), replacing only what an earlier
+    /// registration put there.
+    pub async fn register(&self, ctx: &SessionContext, schema: &str) -> Result<()> {
+        ensure_schema(ctx, schema)?;
+        for (t, p) in &self.providers {
+            let name = TableReference::partial(schema, t.name());
+            ctx.deregister_table(name.clone())?;
+            ctx.register_table(name, p.clone())?;
+        }
+        register_views(ctx, schema).await
+    }
+}
+
+/// Creates `schema` in the default catalog of `ctx` when it is missing.
+pub(crate) fn ensure_schema(ctx: &SessionContext, schema: &str) -> Result<()> {
+    let catalog_name = ctx
+        .state()
+        .config()
+        .options()
+        .catalog
+        .default_catalog
+        .clone();
+    let catalog = ctx
+        .catalog(&catalog_name)
+        .ok_or_else(|| DataFusionError::Plan(format!("no default catalog {catalog_name:?}")))?;
+    if catalog.schema(schema).is_none() {
+        catalog.register_schema(schema, Arc::new(MemorySchemaProvider::new()))?;
+    }
+    Ok(())
+}
+
+/// Plans `sql` with `schema` as the default schema: unqualified table
+/// names resolve to the profile tables there, whatever the host's default.
+pub(crate) async fn plan_in_schema(
+    ctx: &SessionContext,
+    schema: &str,
+    sql: &str,
+) -> Result<LogicalPlan> {
+    let mut state = ctx.state();
+    state.config_mut().options_mut().catalog.default_schema = schema.to_string();
+    Ok(state.create_logical_plan(sql).await?)
+}
+
+/// Creates every view of [`VIEWS`] in `schema` of `ctx` (the tables must
+/// be there). Views are bound to the tables registered now: registering
+/// the tables again re-creates them.
+pub async fn register_views(ctx: &SessionContext, schema: &str) -> Result<()> {
+    ensure_schema(ctx, schema)?;
+    for v in VIEWS {
+        let plan = plan_in_schema(ctx, schema, v.sql).await?;
+        let name = TableReference::partial(schema, v.name);
+        ctx.deregister_table(name.clone())?;
+        ctx.register_table(
+            name,
+            Arc::new(ViewTable::new(plan, Some(v.sql.to_string()))),
+        )?;
+    }
+    Ok(())
+}
