@@ -17,7 +17,7 @@ for t in tables:
     assert files, f"{t}: no files"
     for f in files:
         md = pq.read_metadata(f).metadata
-        assert md[b"xprof_sql.schema_version"] == b"1", f
+        assert md[b"xprof_sql.schema_version"] == b"2", f
     table = ds.dataset([str(f) for f in files], format="parquet").to_table()
     print(f"{t}: {table.num_rows} rows, {len(files)} files")
 ev = ds.dataset(str(root / "events"), format="parquet").to_table()

@@ -73,6 +73,49 @@ impl InputBytes {
     }
 }
 
+/// The size of `path`'s bytes once inflated: the file size, or for a gzip
+/// file the size its trailer records (ISIZE, modulo 2^32, of the last
+/// member), never less than the compressed size. Read without inflating:
+/// what opening the file will cost is known before it is opened.
+pub fn inflated_len(path: &Path) -> Result<u64> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = File::open(path).map_err(io_err(path))?;
+    let len = file.metadata().map_err(io_err(path))?.len();
+    let mut magic = [0u8; 2];
+    let n = file.read(&mut magic).map_err(io_err(path))?;
+    if n < 2 || magic != [0x1f, 0x8b] || len < 18 {
+        return Ok(len);
+    }
+    let mut isize = [0u8; 4];
+    file.seek(SeekFrom::End(-4)).map_err(io_err(path))?;
+    file.read_exact(&mut isize).map_err(io_err(path))?;
+    Ok(u64::from(u32::from_le_bytes(isize)).max(len))
+}
+
+/// The first `n` bytes of `path` once inflated (for format detection
+/// without opening the whole input).
+pub fn read_head(path: &Path, n: usize) -> Result<Vec<u8>> {
+    let mut file = File::open(path).map_err(io_err(path))?;
+    let mut magic = [0u8; 2];
+    let got = file.read(&mut magic).map_err(io_err(path))?;
+    let file = File::open(path).map_err(io_err(path))?;
+    let mut head = Vec::with_capacity(n);
+    let r = if got == 2 && magic == [0x1f, 0x8b] {
+        flate2::read::MultiGzDecoder::new(file)
+            .take(n as u64)
+            .read_to_end(&mut head)
+    } else {
+        file.take(n as u64).read_to_end(&mut head)
+    };
+    r.map_err(|e| ConvertError::Malformed {
+        path: path.to_path_buf(),
+        format: "gzip",
+        offset: 0,
+        what: e.to_string(),
+    })?;
+    Ok(head)
+}
+
 /// Opens `path`, inflating gzip (by magic bytes) into a temporary file.
 pub fn open(path: &Path) -> Result<InputBytes> {
     let mut file = File::open(path).map_err(io_err(path))?;
@@ -243,6 +286,24 @@ fn has_run_folders(dir: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_inflated_size_of_a_gzip_file_comes_from_its_trailer() {
+        use std::io::Write;
+        let d = tempfile::tempdir().unwrap();
+        let plain = d.path().join("a.xplane.pb");
+        std::fs::write(&plain, vec![7u8; 1000]).unwrap();
+        assert_eq!(inflated_len(&plain).unwrap(), 1000);
+        let gz = d.path().join("a.xplane.pb.gz");
+        let mut e = flate2::write::GzEncoder::new(
+            std::fs::File::create(&gz).unwrap(),
+            flate2::Compression::default(),
+        );
+        e.write_all(&vec![0u8; 1 << 20]).unwrap();
+        e.finish().unwrap();
+        assert!(std::fs::metadata(&gz).unwrap().len() < 10_000);
+        assert_eq!(inflated_len(&gz).unwrap(), 1 << 20);
+    }
 
     #[test]
     fn log_folder_picks_the_latest_run_unless_told() {

@@ -182,6 +182,18 @@ impl LineKind {
         }
     }
 
+    /// Whether the line's event metadata are HLO ops (`hlo_ops` lists them):
+    /// `XLA Ops`, `Async XLA Ops`, `Sparse Core Ops` on accelerators.
+    pub fn lists_hlo_ops(&self) -> bool {
+        matches!(self.kind, "xla_ops" | "async_xla_ops" | "sparse_core_ops")
+    }
+
+    /// Whether every numeric stat of the line's events is a counter sample
+    /// (`_counters_`).
+    pub fn is_counters(&self) -> bool {
+        self.kind == "counters"
+    }
+
     /// The `tracks.unit` of an LLO lane as its line names it
     /// (`MXU2 Instructions` is `MXU2`); `None` for other lines.
     pub fn unit_of(name: &str) -> Option<&str> {

@@ -463,10 +463,8 @@ mod tests {
             .file_metadata()
             .key_value_metadata()
             .unwrap();
-        assert!(
-            kv.iter()
-                .any(|k| k.key == SCHEMA_VERSION_KEY && k.value.as_deref() == Some("1"))
-        );
+        assert!(kv.iter().any(|k| k.key == SCHEMA_VERSION_KEY
+            && k.value.as_deref() == Some(SCHEMA_VERSION.to_string().as_str())));
         assert_eq!(reader.metadata().file_metadata().num_rows(), 1);
         // Datasets only grow: the same part cannot be written twice.
         assert!(PartWriter::create(dir.path(), "p0", WriteOptions::default()).is_err());
@@ -501,7 +499,9 @@ mod tests {
         w.close().unwrap();
         let e = check_schema_version(&old).unwrap_err().to_string();
         assert!(
-            e.contains("old.parquet") && e.contains("schema version 0") && e.contains("reads 1"),
+            e.contains("old.parquet")
+                && e.contains("schema version 0")
+                && e.contains(&format!("reads {SCHEMA_VERSION}")),
             "{e}"
         );
     }

@@ -1,4 +1,4 @@
-//! The normalized tables (schema v1) as data.
+//! The normalized tables (schema v2) as data.
 //!
 //! Every table is described once here, column by column, with its meaning.
 //! The Arrow schemas, `docs/schema.md` and `xprof-sql schema` are all
@@ -11,7 +11,11 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 /// Version of the table layout. Bumped on any incompatible change of a
 /// table, column name, type or meaning; stored in every Parquet file's
 /// key-value metadata under [`SCHEMA_VERSION_KEY`].
-pub const SCHEMA_VERSION: i32 = 1;
+///
+/// 2: events are numbered in `(track_id, ts_ps)` order and every table is
+/// written in its declared order (version 1 files could break the order
+/// they declared, so they are refused rather than trusted).
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// Parquet key-value metadata key holding [`SCHEMA_VERSION`].
 pub const SCHEMA_VERSION_KEY: &str = "xprof_sql.schema_version";
@@ -339,7 +343,7 @@ pub static TRACES: TableDef = TableDef {
             "schema_version",
             Int32,
             false,
-            "Schema version of the tables (1).",
+            "Schema version of the tables (2).",
         ),
         col(
             "converter_version",
@@ -893,7 +897,7 @@ mod tests {
     #[test]
     fn schema_carries_version_metadata() {
         let s = Table::Events.schema();
-        assert_eq!(s.metadata()[SCHEMA_VERSION_KEY], "1");
+        assert_eq!(s.metadata()[SCHEMA_VERSION_KEY], SCHEMA_VERSION.to_string());
         assert_eq!(s.metadata()[TABLE_KEY], "events");
         assert_eq!(
             s.field_with_name("ts_ps").unwrap().data_type(),

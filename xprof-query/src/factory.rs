@@ -44,6 +44,8 @@ pub struct ProfileTableFactory {
     /// The format the statement names; `None` for `PROFILE` (any).
     format: Option<&'static str>,
     /// Opened locations, so the tables of one profile share a conversion.
+    /// Held for the factory's (the context's) life: a temporary dataset
+    /// made for `CREATE EXTERNAL TABLE` outlives `DROP TABLE`.
     opened: Mutex<HashMap<(PathBuf, Option<String>), ProfileTables>>,
 }
 
@@ -84,8 +86,8 @@ impl ProfileTableFactory {
             return Ok(());
         };
         if location.is_file() {
-            let bytes = xprof_convert::input::open(location)?;
-            let found = xprof_convert::reader::detect(location, &bytes)?.name();
+            let head = xprof_convert::input::read_head(location, 4096)?;
+            let found = xprof_convert::reader::detect(location, &head)?.name();
             if found != format {
                 return Err(crate::QueryError::Inputs(format!(
                     "{}: STORED AS {} but the file is {found}",

@@ -246,8 +246,9 @@ impl ProfileTables {
     }
 
     /// Registers every table and view in `schema` of `ctx`'s default
-    /// catalog (created when missing), replacing only what an earlier
-    /// registration put there.
+    /// catalog (created when missing), replacing tables and views of the
+    /// same names there: give profiles a schema of their own (the default,
+    /// `xprof`), never one holding a host's tables.
     pub async fn register(&self, ctx: &SessionContext, schema: &str) -> Result<()> {
         ensure_schema(ctx, schema)?;
         for (t, p) in &self.providers {

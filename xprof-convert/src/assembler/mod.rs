@@ -44,25 +44,38 @@ use order::OrderedSink;
 /// values reach this size, bounding memory with very long stat strings.
 const ARGS_PAYLOAD_LIMIT: usize = 64 << 20;
 
-/// Intervals of one container role on a device, by start.
+/// Intervals of one container role on a device, in nesting order: start
+/// ascending, the longer first on a tie (the order a track is placed in),
+/// so that of several containers of an event the innermost is found
+/// first, whichever tracks they came from.
 #[derive(Debug, Default)]
 struct Containers {
     spans: Vec<(i64, i64, i64)>,
     unsorted: bool,
 }
 
+fn nesting_key(s: &(i64, i64, i64)) -> (i64, std::cmp::Reverse<i64>, i64) {
+    (s.0, std::cmp::Reverse(s.1), s.2)
+}
+
 impl Containers {
     fn push(&mut self, ts: i64, end: i64, event_id: i64) {
-        if self.spans.last().is_some_and(|l| l.0 > ts) {
+        let span = (ts, end, event_id);
+        if self
+            .spans
+            .last()
+            .is_some_and(|l| nesting_key(l) > nesting_key(&span))
+        {
             self.unsorted = true;
         }
-        self.spans.push((ts, end, event_id));
+        self.spans.push(span);
     }
 
-    /// The innermost interval that contains `[ts, ts + dur)`.
+    /// The innermost interval that contains `[ts, ts + dur)` (among the
+    /// last 8 starting at or before `ts`).
     fn find(&mut self, ts: i64, dur: i64) -> Option<i64> {
         if self.unsorted {
-            self.spans.sort_unstable();
+            self.spans.sort_unstable_by_key(nesting_key);
             self.unsorted = false;
         }
         let end = ts.saturating_add(dur.max(0));

@@ -211,18 +211,18 @@ impl<'a> Decoder<'a> {
                 name: &first.name,
                 display_name: &first.display_name,
                 kind: line_kind,
-                unit: LineKind::unit_of(&first.name),
+                unit: if line_kind.kind == "llo_unit" {
+                    LineKind::unit_of(&first.name)
+                } else {
+                    None
+                },
                 timestamp_ns: first.timestamp_ns,
                 duration_ps: first.duration_ps,
             });
             let line = LineUse {
                 track,
-                op_line: kind.is_accelerator()
-                    && matches!(
-                        line_kind.kind,
-                        "xla_ops" | "async_xla_ops" | "sparse_core_ops"
-                    ),
-                counters: line_kind.kind == "counters",
+                op_line: kind.is_accelerator() && line_kind.lists_hlo_ops(),
+                counters: line_kind.is_counters(),
             };
             if let [l] = chunks.as_slice()
                 && l.sorted
