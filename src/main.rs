@@ -14,7 +14,7 @@ use xprof_sql::format::dataset::WriteOptions;
 use xprof_sql::format::{Table, docs};
 use xprof_sql::output::{OutputFormat, write_stream};
 use xprof_sql::query::views::VIEWS;
-use xprof_sql::query::{OpenOptions, ProfileSession};
+use xprof_sql::query::{OpenOptions, ProfileSession, SessionOptions};
 
 #[derive(Parser)]
 #[command(
@@ -25,6 +25,39 @@ use xprof_sql::query::{OpenOptions, ProfileSession};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// Limits of the queries of `query` and `shell`.
+#[derive(clap::Args, Debug, Clone)]
+struct Limits {
+    /// Memory the session may hold, for converting raw inputs and running
+    /// queries (e.g. `512M`, `2G`): operators spill to a temporary folder
+    /// or fail with a clear error past it.
+    #[arg(long, value_parser = parse_size)]
+    memory_limit: Option<u64>,
+    /// Threads a query uses (default: the cores).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+/// `123`, `64K`, `512M`, `2G` (powers of 1024; `KiB`, `MB`, … also read).
+fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(digits);
+    let n: u64 = n
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size (e.g. 512M)"))?;
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        other => return Err(format!("unknown size unit {other:?} (use K, M, G)")),
+    };
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("{s:?} is too large"))
 }
 
 #[derive(Subcommand)]
@@ -49,6 +82,8 @@ enum Command {
         /// Run to open in a log folder (default: the latest).
         #[arg(long)]
         run: Option<String>,
+        #[command(flatten)]
+        limits: Limits,
     },
     /// Interactive SQL shell over profiles.
     Shell {
@@ -58,6 +93,8 @@ enum Command {
         /// Run to open in a log folder (default: the latest).
         #[arg(long)]
         run: Option<String>,
+        #[command(flatten)]
+        limits: Limits,
     },
     /// Convert profiles to a Parquet dataset (one folder per table).
     Convert {
@@ -163,8 +200,9 @@ async fn run(cli: Cli) -> AnyResult<()> {
             format,
             output,
             run,
+            limits,
         } => {
-            let session = open(&inputs, run).await?;
+            let session = open(&inputs, run, &limits).await?;
             let sql = match (sql, sql_file) {
                 (Some(s), _) => s,
                 (None, Some(f)) => {
@@ -174,7 +212,11 @@ async fn run(cli: Cli) -> AnyResult<()> {
             };
             query(&session, &sql, format, output.as_deref()).await
         }
-        Command::Shell { inputs, run } => shell(&open(&inputs, run).await?).await,
+        Command::Shell {
+            inputs,
+            run,
+            limits,
+        } => shell(&open(&inputs, run, &limits).await?).await,
         Command::Convert {
             inputs,
             output,
@@ -208,8 +250,15 @@ async fn run(cli: Cli) -> AnyResult<()> {
     }
 }
 
-async fn open(inputs: &[PathBuf], run: Option<String>) -> AnyResult<ProfileSession> {
-    let mut session = ProfileSession::new();
+async fn open(
+    inputs: &[PathBuf],
+    run: Option<String>,
+    limits: &Limits,
+) -> AnyResult<ProfileSession> {
+    let mut session = ProfileSession::with_limits(SessionOptions {
+        memory_limit_bytes: limits.memory_limit,
+        threads: limits.threads,
+    })?;
     let options = OpenOptions {
         run,
         ..Default::default()
@@ -474,4 +523,25 @@ fn json_str(s: &str) -> String {
     }
     out.push('"');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(parse_size("123"), Ok(123));
+        assert_eq!(parse_size("64K"), Ok(64 << 10));
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_size("1 gb"), Ok(1 << 30));
+        assert!(parse_size("12X").unwrap_err().contains("unknown size unit"));
+        assert!(parse_size("M").is_err());
+        assert!(
+            parse_size("99999999999T")
+                .unwrap_err()
+                .contains("too large")
+        );
+    }
 }

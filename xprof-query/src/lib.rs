@@ -19,7 +19,9 @@ pub mod views;
 
 pub use error::{QueryError, Result};
 pub use factory::{ProfileTableFactory, SessionContextExt, register_table_factories};
-pub use session::{OpenOptions, Opened, ProfileSession, default_config};
+pub use session::{
+    DEFAULT_IN_MEMORY_LIMIT, OpenOptions, Opened, ProfileSession, SessionOptions, default_config,
+};
 pub use tables::{DEFAULT_SCHEMA, ProfileTables};
 pub use xprof_convert;
 pub use xprof_format;

@@ -16,6 +16,16 @@ use crate::error::{QueryError, Result};
 use crate::factory::register_table_factories;
 use crate::tables::{DEFAULT_SCHEMA, ProfileTables, TableParts};
 
+/// Raw inputs up to this inflated size are converted into memory: about
+/// 11× this in Arrow arrays (176 MiB), within the conversion budget of
+/// docs/design.md. Larger ones go through a temporary dataset, which
+/// measured as fast from 100 MiB on and 5-8× smaller in memory.
+pub const DEFAULT_IN_MEMORY_LIMIT: u64 = 16 << 20;
+
+/// Bytes of Arrow memory one byte of XSpace input takes when converted
+/// into memory (measured: 1,174 MiB for the 105 MiB real profile).
+const MEMORY_PER_INPUT_BYTE: u64 = 11;
+
 /// How inputs are opened.
 #[derive(Clone)]
 pub struct OpenOptions {
@@ -23,9 +33,11 @@ pub struct OpenOptions {
     pub run: Option<String>,
     /// Threads converting files in parallel.
     pub threads: usize,
-    /// Raw inputs larger than this in total are converted to a temporary
-    /// Parquet dataset and queried from there, so memory stays bounded;
-    /// smaller ones are kept in memory.
+    /// Raw inputs whose inflated size (a `.gz` file counts as what it
+    /// inflates to) is larger than this in total are converted to a
+    /// temporary Parquet dataset and queried from there, so memory stays
+    /// bounded; smaller ones are kept in memory, which costs about 11× the
+    /// input (benches/README.md, "query and shell memory").
     pub in_memory_limit_bytes: u64,
     /// Options of the converters.
     pub convert: ConvertOptions,
@@ -36,7 +48,7 @@ impl Default for OpenOptions {
         Self {
             run: None,
             threads: batch::default_threads(),
-            in_memory_limit_bytes: 256 << 20,
+            in_memory_limit_bytes: DEFAULT_IN_MEMORY_LIMIT,
             convert: ConvertOptions::default(),
         }
     }
@@ -91,11 +103,11 @@ impl Inputs {
         if files.is_empty() {
             return Ok(());
         }
-        let total: u64 = files
-            .iter()
-            .filter_map(|f| std::fs::metadata(&f.path).ok())
-            .map(|m| m.len())
-            .sum();
+        // Decided by what the inputs inflate to, not their size on disk.
+        let mut total = 0u64;
+        for f in &files {
+            total += input::inflated_len(&f.path)?;
+        }
         let first = self.used_trace_ids.iter().max().map_or(0, |m| m + 1);
         if total > options.in_memory_limit_bytes {
             let tmp = tempfile::tempdir()
@@ -210,6 +222,7 @@ pub struct ProfileSession {
     ctx: SessionContext,
     schema: String,
     inputs: Inputs,
+    limits: SessionOptions,
 }
 
 impl std::fmt::Debug for ProfileSession {
@@ -224,6 +237,46 @@ impl std::fmt::Debug for ProfileSession {
 impl Default for ProfileSession {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// Limits of a session's queries.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// Memory the queries may hold (DataFusion's memory pool). Sorts,
+    /// aggregations and joins that would exceed it spill to a temporary
+    /// folder where they can, and fail with a "Resources exhausted" error
+    /// where they cannot; the process is never aborted. Also caps what is
+    /// converted into memory on open (see [`OpenOptions::in_memory_limit_bytes`]).
+    pub memory_limit_bytes: Option<u64>,
+    /// Threads (DataFusion partitions) a query uses; default: the cores.
+    pub threads: Option<usize>,
+}
+
+impl SessionOptions {
+    /// The largest inflated input kept in memory under these limits.
+    pub fn in_memory_limit(&self, requested: u64) -> u64 {
+        match self.memory_limit_bytes {
+            // Converted tables and query state share the limit: half each.
+            Some(limit) => requested.min(limit / 2 / MEMORY_PER_INPUT_BYTE),
+            None => requested,
+        }
+    }
+
+    /// A DataFusion context with these limits and [`default_config`].
+    pub fn context(&self) -> Result<SessionContext> {
+        let mut config = default_config();
+        if let Some(t) = self.threads {
+            config = config.with_target_partitions(t.max(1));
+        }
+        let mut runtime = datafusion::execution::runtime_env::RuntimeEnvBuilder::new();
+        if let Some(limit) = self.memory_limit_bytes {
+            runtime = runtime.with_memory_limit(limit as usize, 1.0);
+        }
+        Ok(SessionContext::new_with_config_rt(
+            config,
+            runtime.build_arc()?,
+        ))
     }
 }
 
@@ -245,6 +298,16 @@ impl ProfileSession {
         Self::with_context(ctx)
     }
 
+    /// A session with its own context under `limits` (memory, threads):
+    /// one memory budget for opening inputs and for running queries.
+    pub fn with_limits(limits: SessionOptions) -> Result<Self> {
+        let ctx = limits.context()?;
+        register_table_factories(&ctx);
+        let mut s = Self::with_context(ctx);
+        s.limits = limits;
+        Ok(s)
+    }
+
     /// A session registering its tables under schema `xprof` of the
     /// caller's context (created when missing).
     pub fn with_context(ctx: SessionContext) -> Self {
@@ -258,6 +321,7 @@ impl ProfileSession {
             ctx,
             schema: schema.to_string(),
             inputs: Inputs::default(),
+            limits: SessionOptions::default(),
         }
     }
 
@@ -289,7 +353,11 @@ impl ProfileSession {
         inputs: &[P],
         options: &OpenOptions,
     ) -> Result<()> {
-        self.inputs.open(inputs, options)?;
+        let options = OpenOptions {
+            in_memory_limit_bytes: self.limits.in_memory_limit(options.in_memory_limit_bytes),
+            ..options.clone()
+        };
+        self.inputs.open(inputs, &options)?;
         self.register().await
     }
 
