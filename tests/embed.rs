@@ -180,17 +180,7 @@ async fn a_dataset_of_another_schema_version_is_refused_by_name() {
     use parquet::arrow::ArrowWriter;
     use parquet::file::metadata::KeyValue;
     use parquet::file::properties::WriterProperties;
-    let dir = tempfile::tempdir().unwrap();
-    let files = xprof_sql::convert::input::discover(&cpu_fixture(REAL_CPU[0]), None).unwrap();
-    let written = xprof_sql::convert::batch::convert_to_dataset(
-        &files,
-        dir.path(),
-        &Default::default(),
-        &Default::default(),
-        1,
-        None,
-    )
-    .unwrap();
+    let (dir, written) = dataset_of(&[cpu_fixture(REAL_CPU[0])]);
     // Rewrite the `tracks` file as schema version 0 would have.
     let tracks = written[0]
         .written

@@ -98,20 +98,7 @@ async fn check(inputs: &[PathBuf], what: &str) {
     mem.open(inputs, &options).await.unwrap();
     check_session(&mem, &format!("{what} (memory)")).await;
     // Parquet dataset.
-    let dir = tempfile::tempdir().unwrap();
-    let files: Vec<_> = inputs
-        .iter()
-        .flat_map(|p| xprof_sql::convert::input::discover(p, None).unwrap())
-        .collect();
-    xprof_sql::convert::batch::convert_to_dataset(
-        &files,
-        dir.path(),
-        &Default::default(),
-        &Default::default(),
-        1,
-        None,
-    )
-    .unwrap();
+    let (dir, _) = dataset_of(inputs);
     let mut pq = ProfileSession::new();
     pq.open(&[dir.path()], &OpenOptions::default())
         .await
@@ -200,17 +187,7 @@ async fn synthetic_profiles_are_written_in_their_declared_order() {
 async fn a_parquet_events_scan_relies_on_the_declared_order() {
     // The test above would pass trivially if nothing were declared: check
     // that DataFusion does drop the sort for a single-file dataset.
-    let dir = tempfile::tempdir().unwrap();
-    let files = xprof_sql::convert::input::discover(&cpu_fixture(REAL_CPU[0]), None).unwrap();
-    xprof_sql::convert::batch::convert_to_dataset(
-        &files,
-        dir.path(),
-        &Default::default(),
-        &Default::default(),
-        1,
-        None,
-    )
-    .unwrap();
+    let (dir, _) = dataset_of(&[cpu_fixture(REAL_CPU[0])]);
     let mut s = ProfileSession::new();
     s.open(&[dir.path()], &OpenOptions::default())
         .await

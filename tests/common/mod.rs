@@ -86,3 +86,25 @@ pub fn i64s(batch: &RecordBatch, name: &str) -> Vec<Option<i64>> {
         .map(|i| a.is_valid(i).then(|| a.value(i)))
         .collect()
 }
+
+/// Converts `inputs` (files or folders) into a new Parquet dataset, one
+/// trace per file; returns the folder and what was written.
+pub fn dataset_of(
+    inputs: &[PathBuf],
+) -> (tempfile::TempDir, Vec<xprof_sql::convert::batch::Converted>) {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<_> = inputs
+        .iter()
+        .flat_map(|p| xprof_sql::convert::input::discover(p, None).unwrap())
+        .collect();
+    let written = xprof_sql::convert::batch::convert_to_dataset(
+        &files,
+        dir.path(),
+        &Default::default(),
+        &Default::default(),
+        1,
+        None,
+    )
+    .unwrap();
+    (dir, written)
+}
