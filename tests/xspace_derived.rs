@@ -357,3 +357,94 @@ fn epoch_timestamps_are_shifted_to_the_profile_start() {
     let traces = table(&sink, Table::Traces);
     assert_eq!(i64s(&traces, "start_unix_ns"), [Some(PROFILE_START_NS)]);
 }
+
+#[test]
+fn llo_lanes_get_their_kernel_unit_and_come_after_their_containers() {
+    // Synthetic TPU plane with the documented LLO line names
+    // (shared/formats/tpu-llo.md); no real LLO capture is at hand. The
+    // lanes come before `XLA Ops` and `Steps` in the file on purpose: the
+    // converter emits container tracks first.
+    let mut p = PlaneBuilder::new(1, "/device:TPU:0");
+    let k = p.event_metadata("fusion.1", "", vec![]);
+    let step = p.event_metadata("1", "", vec![]);
+    let add = p.event_metadata("vadd", "", vec![]);
+    let mul = p.event_metadata("vmatmul", "", vec![]);
+    let region = p.event_metadata("region0", "", vec![]);
+    // Two kernels [0, 100) and [200, 300); one instruction outside both.
+    p.line(line(
+        5,
+        "VALU Instructions",
+        0,
+        vec![
+            event(add, 10, 2, vec![]),
+            event(add, 150, 2, vec![]),
+            event(add, 250, 2, vec![]),
+        ],
+    ));
+    p.line(line(
+        6,
+        "MXU0 Instructions",
+        0,
+        vec![event(mul, 20, 30, vec![])],
+    ));
+    p.line(line(7, "LLO Ops", 0, vec![event(region, 200, 50, vec![])]));
+    p.line(line(
+        2,
+        "XLA Ops",
+        0,
+        vec![event(k, 0, 100, vec![]), event(k, 200, 100, vec![])],
+    ));
+    p.line(line(1, "Steps", 0, vec![event(step, 0, 400, vec![])]));
+    let bytes = XSpace {
+        planes: vec![p.finish()],
+        ..Default::default()
+    }
+    .encode_to_vec();
+    let (sink, _) = convert_bytes(&bytes, &opts(1 << 16));
+    let tracks = table(&sink, Table::Tracks);
+    // Containers first (Steps, XLA Ops), then the rest in file order.
+    assert_eq!(
+        strings(&tracks, "name"),
+        [
+            "Steps",
+            "XLA Ops",
+            "VALU Instructions",
+            "MXU0 Instructions",
+            "LLO Ops"
+        ]
+    );
+    assert_eq!(
+        strings(&tracks, "kind"),
+        ["steps", "xla_ops", "llo_unit", "llo_unit", "llo_ops"]
+    );
+    assert_eq!(
+        strings(&tracks, "unit"),
+        ["NULL", "NULL", "VALU", "MXU0", "NULL"]
+    );
+    let ev = table(&sink, Table::Events);
+    let ids = i64s(&ev, "event_id");
+    let names = strings(&ev, "name");
+    let ts = i64s(&ev, "ts_ps");
+    let kernel = i64s(&ev, "kernel_event_id");
+    let step_of = i64s(&ev, "step_event_id");
+    let id_of = |name: &str, t: i64| {
+        (0..ev.num_rows())
+            .find(|i| names[*i] == name && ts[*i] == Some(t))
+            .map(|i| ids[i])
+            .unwrap()
+    };
+    let (k0, k1, s0) = (id_of("fusion.1", 0), id_of("fusion.1", 200), id_of("1", 0));
+    for i in 0..ev.num_rows() {
+        let expected = match (names[i].as_str(), ts[i].unwrap()) {
+            ("vadd", 10) | ("vmatmul", 20) => k0,
+            ("vadd", 250) | ("region0", 200) => k1,
+            _ => None,
+        };
+        assert_eq!(kernel[i], expected, "{} at {:?}", names[i], ts[i]);
+        if names[i] != "1" {
+            assert_eq!(step_of[i], s0, "{} is in the step", names[i]);
+        }
+    }
+    // Event ids follow (track_id, ts_ps).
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+}
