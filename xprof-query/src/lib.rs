@@ -13,6 +13,7 @@
 
 pub mod error;
 pub mod factory;
+pub mod functions;
 pub mod session;
 pub mod tables;
 pub mod views;

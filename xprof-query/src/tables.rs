@@ -251,6 +251,7 @@ impl ProfileTables {
     /// `xprof`), never one holding a host's tables.
     pub async fn register(&self, ctx: &SessionContext, schema: &str) -> Result<()> {
         ensure_schema(ctx, schema)?;
+        crate::functions::register_all(ctx);
         for (t, p) in &self.providers {
             let name = TableReference::partial(schema, t.name());
             ctx.deregister_table(name.clone())?;

@@ -1,0 +1,146 @@
+//! The SQL functions registered on every profile session, checked against
+//! answers computed here independently.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow::array::{Int64Array, RecordBatch};
+use arrow::datatypes::{DataType, Field, Schema};
+use common::*;
+use datafusion::datasource::MemTable;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use xprof_sql::format::Table;
+use xprof_sql::query::{OpenOptions, ProfileSession};
+
+/// Union length of intervals, the slow obvious way: mark every unit.
+fn union_len(spans: &[(i64, i64)]) -> i64 {
+    let mut points: Vec<i64> = spans.iter().flat_map(|(s, e)| *s..*e).collect();
+    points.sort_unstable();
+    points.dedup();
+    points.len() as i64
+}
+
+#[tokio::test]
+async fn busy_ps_is_the_length_of_the_union_per_group() {
+    // Groups of random intervals over several partitions, so partial
+    // states are merged; NULL bounds and empty intervals add nothing.
+    let mut rng = xprof_sql::convert::synthetic::Rng::new(7);
+    let mut groups = Vec::new();
+    let mut starts = Vec::new();
+    let mut ends = Vec::new();
+    let mut expected: BTreeMap<i64, Vec<(i64, i64)>> = BTreeMap::new();
+    for i in 0..4000 {
+        let g = rng.range(0, 5);
+        let s = rng.range(0, 2000);
+        let e = s + rng.range(-5, 60);
+        let null = i % 97 == 0;
+        groups.push(g);
+        starts.push((!null).then_some(s));
+        ends.push(Some(e));
+        let list = expected.entry(g).or_default();
+        if !null && e > s {
+            list.push((s, e));
+        }
+    }
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("g", DataType::Int64, false),
+        Field::new("s", DataType::Int64, true),
+        Field::new("e", DataType::Int64, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from(groups)),
+            Arc::new(Int64Array::from(starts)),
+            Arc::new(Int64Array::from(ends)),
+        ],
+    )
+    .unwrap();
+    let parts: Vec<Vec<RecordBatch>> = (0..4).map(|p| vec![batch.slice(p * 1000, 1000)]).collect();
+    let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(4));
+    xprof_sql::query::functions::register_all(&ctx);
+    ctx.register_table("t", Arc::new(MemTable::try_new(schema, parts).unwrap()))
+        .unwrap();
+    let out = ctx
+        .sql("SELECT g, busy_ps(s, e) AS busy FROM t GROUP BY g ORDER BY g")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let out = arrow::compute::concat_batches(&out[0].schema(), &out).unwrap();
+    let got: Vec<(i64, i64)> = i64s(&out, "g")
+        .into_iter()
+        .zip(i64s(&out, "busy"))
+        .map(|(g, b)| (g.unwrap(), b.unwrap()))
+        .collect();
+    let want: Vec<(i64, i64)> = expected.iter().map(|(g, v)| (*g, union_len(v))).collect();
+    assert_eq!(got, want);
+    // A group with no interval is NULL.
+    let none = ctx
+        .sql("SELECT busy_ps(s, e) AS busy FROM t WHERE e < s")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(i64s(&none[0], "busy"), [None]);
+}
+
+#[tokio::test]
+async fn busy_ps_per_track_on_a_real_profile() {
+    let path = cpu_fixture(REAL_CPU[2]);
+    let bytes = std::fs::read(&path).unwrap();
+    let (sink, _) = convert_bytes(&bytes, &Default::default());
+    let ev = table(&sink, Table::Events);
+    let mut per_track: BTreeMap<i64, Vec<(i64, i64)>> = BTreeMap::new();
+    for ((t, s), d) in i64s(&ev, "track_id")
+        .into_iter()
+        .zip(i64s(&ev, "ts_ps"))
+        .zip(i64s(&ev, "dur_ps"))
+    {
+        let (s, d) = (s.unwrap(), d.unwrap());
+        per_track.entry(t.unwrap()).or_default().push((s, s + d));
+    }
+    // Independent union: sort and sweep (spans are ps, too many to mark).
+    let sweep = |v: &mut Vec<(i64, i64)>| {
+        v.sort_unstable();
+        let (mut total, mut cur) = (0i64, None::<(i64, i64)>);
+        for &(s, e) in v.iter().filter(|(s, e)| e > s) {
+            match cur {
+                Some((cs, ce)) if s <= ce => cur = Some((cs, ce.max(e))),
+                Some((cs, ce)) => {
+                    total += ce - cs;
+                    cur = Some((s, e));
+                }
+                None => cur = Some((s, e)),
+            }
+        }
+        total + cur.map_or(0, |(s, e)| e - s)
+    };
+    let mut s = ProfileSession::new();
+    s.open(&[path], &OpenOptions::default()).await.unwrap();
+    let out = s
+        .sql("SELECT track_id, busy_ps(ts_ps, ts_ps + dur_ps) AS busy FROM events GROUP BY track_id ORDER BY track_id")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let out = arrow::compute::concat_batches(&out[0].schema(), &out).unwrap();
+    let got: Vec<(i64, Option<i64>)> = i64s(&out, "track_id")
+        .into_iter()
+        .map(Option::unwrap)
+        .zip(i64s(&out, "busy"))
+        .collect();
+    let want: Vec<(i64, Option<i64>)> = per_track
+        .iter_mut()
+        .map(|(t, v)| {
+            let has = v.iter().any(|(s, e)| e > s);
+            (*t, has.then(|| sweep(v)))
+        })
+        .collect();
+    assert_eq!(got, want);
+}
