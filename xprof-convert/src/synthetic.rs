@@ -188,7 +188,7 @@ const CATEGORIES: [&str; 5] = [
 
 /// A TPU-shaped profile: per TensorCore a `/device:TPU:N` plane with
 /// `Steps`, `XLA Modules`, `XLA Ops` and `Async XLA Ops` lines, cost-model
-/// stats on the op metadata (`flops`, `bytes_accessed`, `hlo_category`,
+/// stats on the op metadata (`flops`, `bytes_accessed`, `hlo_category`, `symbol_id`,
 /// `shape_with_layout` as a `ref_value`, `tf_op`, `program_id`),
 /// `device_offset_ps`/`device_duration_ps` on op events, a `_counters_`
 /// line, and a `/host:CPU` plane whose launch events have `flow` stats
@@ -242,6 +242,9 @@ pub fn tpu_space(spec: &TpuSpec) -> XSpace {
                     x_stat::Value::StrValue(format!("jit(train_step)/op_{o}")),
                 ),
                 p.stat("program_id", x_stat::Value::Int64Value(42)),
+                // XProf keys TPU op metrics by (program_id, symbol_id) and
+                // drops ops without a symbol id.
+                p.stat("symbol_id", x_stat::Value::Int64Value(o as i64 + 1)),
                 p.stat(
                     "hlo_module",
                     x_stat::Value::StrValue("jit_train_step".into()),

@@ -16,10 +16,42 @@ pub struct ViewDef {
 }
 
 /// Every view, in documentation order.
-pub const VIEWS: &[ViewDef] = &[ViewDef {
-    name: "event_stats",
-    doc: "Every stat of every event: its own (`origin = 'event'`) and those of its metadata it does not override (`origin = 'metadata'`).",
-    sql: include_str!("views/event_stats.sql"),
-}];
+pub const VIEWS: &[ViewDef] = &[
+    ViewDef {
+        name: "event_stats",
+        doc: "Every stat of every event: its own (`origin = 'event'`) and those of its metadata it does not override (`origin = 'metadata'`).",
+        sql: include_str!("views/event_stats.sql"),
+    },
+    ViewDef {
+        name: "device_ops",
+        doc: "One row per op or kernel execution on a device (TPU `XLA Ops`/`PALLAS`, GPU streams, host events with an `hlo_op`): what busy time is made of.",
+        sql: include_str!("views/device_ops.sql"),
+    },
+    ViewDef {
+        name: "device_busy",
+        doc: "Per device: ops, span from first op to last, busy time as the union of op intervals (overlaps once), idle, busy percent.",
+        sql: include_str!("views/device_busy.sql"),
+    },
+    ViewDef {
+        name: "hlo_stats",
+        doc: "Per (program_id, HLO op): occurrences, total and self time, self-time percent and cumulative percent, FLOP rates, memory bandwidth, operational intensity, bound_by, rank: XProf's hlo_stats.",
+        sql: include_str!("views/hlo_stats.sql"),
+    },
+    ViewDef {
+        name: "kernel_stats",
+        doc: "GPU kernels per name, launch shape (registers, shared memory, grid, block), op and tensor-core flags: occurrences, total/avg/min/max duration, occupancy: XProf's kernel_stats.",
+        sql: include_str!("views/kernel_stats.sql"),
+    },
+    ViewDef {
+        name: "step_stats",
+        doc: "Per step and device: start, duration, ops, busy time (union of op intervals within the step), idle; steps from the device's `Steps` line or the host's step annotations.",
+        sql: include_str!("views/step_stats.sql"),
+    },
+    ViewDef {
+        name: "kernel_launch",
+        doc: "Each host launch and the device op it started (`correlation_id` or flow): launch delay and queueing.",
+        sql: include_str!("views/kernel_launch.sql"),
+    },
+];
 
 pub use crate::tables::register_views;

@@ -1,0 +1,404 @@
+//! The analysis views (`hlo_stats`, `kernel_stats`, `step_stats`, ...)
+//! against XProf 2.24.2's own tools on the same files, and against
+//! answers computed here independently from the input.
+
+mod common;
+
+use common::*;
+use prost::Message;
+use xprof_sql::convert::synthetic::{TpuSpec, tpu_space};
+
+/// The synthetic TPU profile XProf's TPU answers were computed on
+/// (`tests/fixtures/tpu/expected/`). The input is synthetic (no TPU here):
+/// `tpu_space` follows the documented TPU plane and line names. The
+/// committed file must be what the generator writes today, so the expected
+/// files stay tied to it; `XPROF_SQL_BLESS=1` rewrites it.
+#[test]
+fn synthetic_tpu_fixture_is_the_generators_output() {
+    let bytes = tpu_space(&TpuSpec::default()).encode_to_vec();
+    let path = fixture("tpu/synthetic_tpu.xplane.pb");
+    if std::env::var_os("XPROF_SQL_BLESS").is_some() {
+        std::fs::write(&path, &bytes).unwrap();
+    }
+    let committed = std::fs::read(&path).expect("committed fixture");
+    assert!(
+        committed == bytes,
+        "{} differs from tpu_space(TpuSpec::default()); rerun with XPROF_SQL_BLESS=1 \
+         and regenerate tests/fixtures/tpu/expected/ (README there)",
+        path.display()
+    );
+}
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use xprof_sql::query::{OpenOptions, ProfileSession};
+
+type Row = Map<String, Value>;
+
+/// The rows of `sql` over the profile at `path`, as JSON objects (NULL
+/// columns absent).
+async fn rows(path: &Path, sql: &str) -> Vec<Row> {
+    let mut session = ProfileSession::new();
+    session.open(&[path], &OpenOptions::default()).await.unwrap();
+    let batches = session.sql(sql).await.unwrap().collect().await.unwrap();
+    let mut out = Vec::new();
+    {
+        let mut w = arrow::json::ArrayWriter::new(&mut out);
+        for b in &batches {
+            w.write(&xprof_sql::output::plain_batch(b).unwrap()).unwrap();
+        }
+        w.finish().unwrap();
+    }
+    if out.is_empty() {
+        return Vec::new();
+    }
+    match serde_json::from_slice(&out).unwrap() {
+        Value::Array(a) => a
+            .into_iter()
+            .map(|v| match v {
+                Value::Object(m) => m,
+                other => panic!("{other}"),
+            })
+            .collect(),
+        other => panic!("{other}"),
+    }
+}
+
+/// A fixture and the XProf answer file next to it.
+fn expected(fixture_rel: &str, suffix: &str) -> (PathBuf, Value) {
+    let path = fixture(fixture_rel);
+    let stem = path
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .trim_end_matches(".xplane.pb")
+        .to_string();
+    let file = path
+        .parent()
+        .unwrap()
+        .join("expected")
+        .join(format!("{stem}.{suffix}"));
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    (path, serde_json::from_str(&text).unwrap())
+}
+
+/// A gviz DataTable (`{"cols": [{"id"}], "rows": [{"c": [{"v"}]}]}`) as
+/// rows keyed by column id.
+fn gviz_rows(table: &Value) -> Vec<Row> {
+    let ids: Vec<&str> = table["cols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    table["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            ids.iter()
+                .zip(r["c"].as_array().unwrap())
+                .map(|(id, c)| (id.to_string(), c.get("v").cloned().unwrap_or(Value::Null)))
+                .collect()
+        })
+        .collect()
+}
+
+fn num(v: Option<&Value>) -> f64 {
+    match v {
+        Some(Value::Number(n)) => n.as_f64().unwrap(),
+        Some(Value::String(s)) => s.parse().unwrap_or_else(|_| panic!("not a number: {s}")),
+        None | Some(Value::Null) => 0.0,
+        Some(other) => panic!("not a number: {other}"),
+    }
+}
+
+fn text(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        None | Some(Value::Null) => String::new(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// Within 0.1% (the issue's tolerance for times), or both near zero.
+fn close(what: &str, ours: f64, xprof: f64) {
+    let tolerance = 1e-3 * xprof.abs().max(ours.abs()) + 1e-9;
+    assert!(
+        (ours - xprof).abs() <= tolerance,
+        "{what}: ours {ours}, XProf {xprof}"
+    );
+}
+
+/// XProf 2.24.2's hlo_stats tool (`<stem>.tool.hlo_stats.json`, made by
+/// tests/fixtures/make_view_expected.py) against the `hlo_stats` view, row
+/// by row in rank order. TPU (synthetic): every column. GPU (real H200):
+/// XProf takes the category, expression and framework op of a GPU op from
+/// the HLO proto in `/host:metadata`, which the tables do not decode yet,
+/// so those three are not compared there; XProf also drops a GPU op whose
+/// `hlo_op` is not an instruction of its program (jax_gpu's kernels all
+/// name the CUDA-graph `command_buffer_1`), which the view keeps, so the
+/// jax_gpu comparison covers what XProf reports (nothing) only by name.
+/// CPU: XProf has no device ops; the view's rows there are the host's XLA
+/// ops, an addition.
+#[tokio::test]
+async fn hlo_stats_is_xprofs() {
+    for (rel, compare_text) in [
+        ("tpu/synthetic_tpu.xplane.pb", true),
+        ("gpu/jax_pallas.xplane.pb", false),
+        ("gpu/jax_gpu.xplane.pb", false),
+        ("xspace/jax_cpu_mlp_5steps_w128.xplane.pb", true),
+        ("xspace/jax_cpu_nested_4steps.xplane.pb", true),
+    ] {
+        let (path, xprof) = expected(rel, "tool.hlo_stats.json");
+        let want = gviz_rows(&xprof);
+        let got = rows(
+            &path,
+            "SELECT * FROM hlo_stats WHERE device_kind <> 'host' \
+             AND hlo_op <> 'command_buffer_1' ORDER BY rank",
+        )
+        .await;
+        assert_eq!(got.len(), want.len(), "{rel}: rows");
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            let at = format!("{rel} row {i}");
+            assert_eq!(num(g.get("rank")), num(w.get("rank")), "{at}");
+            assert_eq!(text(g.get("program_id")), text(w.get("program_id")), "{at}");
+            assert_eq!(text(g.get("hlo_op_name")), text(w.get("hlo_op_name")), "{at}");
+            assert_eq!(num(g.get("occurrences")), num(w.get("occurrences")), "{at}");
+            if compare_text {
+                assert_eq!(text(g.get("category")), text(w.get("category")), "{at}");
+                assert_eq!(
+                    text(g.get("expression")),
+                    text(w.get("hlo_op_expression")),
+                    "{at}"
+                );
+                assert_eq!(text(g.get("tf_op")), text(w.get("tf_op_name")), "{at}");
+                assert_eq!(text(g.get("bound_by")), text(w.get("bound_by")), "{at}");
+            }
+            for (ours, theirs) in [
+                ("total_time_us", "total_time"),
+                ("avg_time_us", "avg_time"),
+                ("total_self_time_us", "total_self_time"),
+                ("avg_self_time_us", "avg_self_time"),
+                ("self_time_pct", "total_self_time_percent"),
+                ("cumulative_self_time_pct", "cumulative_total_self_time_percent"),
+            ] {
+                close(&format!("{at} {ours}"), num(g.get(ours)), num(w.get(theirs)));
+            }
+            if compare_text {
+                for (ours, theirs) in [
+                    ("model_gflops_per_s", "model_flop_rate"),
+                    ("measured_gflops_per_s", "normalized_flop_rate"),
+                    ("memory_gibps", "measured_memory_bw"),
+                    ("operational_intensity", "operational_intensity"),
+                ] {
+                    close(&format!("{at} {ours}"), num(g.get(ours)), num(w.get(theirs)));
+                }
+            }
+        }
+    }
+}
+
+/// XProf 2.24.2's kernel_stats tool against the `kernel_stats` view on the
+/// real GPU captures: every column, row by row. The CPU and TPU fixtures
+/// have no GPU kernels: both sides are empty. One known gap: when the
+/// kernel's HLO instruction is in the program's HLO proto, XProf names the
+/// op from the instruction's metadata (jax_pallas: `jit(add)/pallas_call`);
+/// the view uses the event's `tf_op` stat (`XlaModule:` there), because
+/// the HLO protos in `/host:metadata` are kept as bytes, not decoded.
+#[tokio::test]
+async fn kernel_stats_is_xprofs() {
+    for rel in [
+        "gpu/jax_gpu.xplane.pb",
+        "gpu/jax_pallas.xplane.pb",
+        "tpu/synthetic_tpu.xplane.pb",
+        "xspace/jax_cpu_mlp_5steps_w128.xplane.pb",
+    ] {
+        let (path, xprof) = expected(rel, "tool.kernel_stats.json");
+        let want = gviz_rows(&xprof);
+        let got = rows(&path, "SELECT * FROM kernel_stats ORDER BY rank").await;
+        assert_eq!(got.len(), want.len(), "{rel}: rows");
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            let at = format!("{rel} row {i}");
+            for col in [
+                "kernel_name",
+                "block_dim",
+                "grid_dim",
+                "is_op_tensor_core_eligible",
+                "is_kernel_using_tensor_core",
+                "op_name",
+            ] {
+                if col == "op_name" && rel.contains("jax_pallas") {
+                    continue;
+                }
+                assert_eq!(text(g.get(col)), text(w.get(col)), "{at} {col}");
+            }
+            for col in [
+                "rank",
+                "registers_per_thread",
+                "shmem_bytes",
+                "occurrences",
+                "total_duration_us",
+                "avg_duration_us",
+                "min_duration_us",
+                "max_duration_us",
+                "occupancy_pct",
+            ] {
+                close(&format!("{at} {col}"), num(g.get(col)), num(w.get(col)));
+            }
+        }
+    }
+}
+
+/// `xprof get_kernel_stats --include_summary=True` (the CLI; committed as
+/// `gpu/expected/<stem>.kernel_stats.json`): per kernel name the total and
+/// count, and the device time as the union of the kernels' intervals,
+/// which is `device_busy.busy_ps` and `busy_ps` per stream.
+#[tokio::test]
+async fn device_busy_is_xprofs_device_time() {
+    for rel in ["gpu/jax_gpu.xplane.pb", "gpu/jax_pallas.xplane.pb"] {
+        let (path, xprof) = expected(rel, "kernel_stats.json");
+        let busy = rows(&path, "SELECT busy_ps FROM device_busy WHERE device_kind = 'gpu'").await;
+        assert_eq!(busy.len(), 1, "{rel}");
+        assert_eq!(
+            num(busy[0].get("busy_ps")) / 1000.0,
+            num(xprof.get("total_device_duration_ns")),
+            "{rel}"
+        );
+        let by_line = rows(
+            &path,
+            "SELECT track_name, busy_ps(ts_ps, end_ps) AS busy FROM device_ops GROUP BY track_name",
+        )
+        .await;
+        let want = xprof["by_line_duration_ns"].as_object().unwrap();
+        assert_eq!(by_line.len(), want.len(), "{rel}");
+        for r in &by_line {
+            let line = text(r.get("track_name"));
+            assert_eq!(num(r.get("busy")) / 1000.0, num(want.get(&line)), "{rel} {line}");
+        }
+        let per_kernel = rows(
+            &path,
+            "SELECT name, count(*) AS n, sum(dur_ps) AS total FROM device_ops GROUP BY name",
+        )
+        .await;
+        let records = xprof["kernel_records"].as_array().unwrap();
+        assert_eq!(per_kernel.len(), records.len(), "{rel}");
+        for r in records {
+            let name = text(r.get("kernel_name"));
+            let ours = per_kernel
+                .iter()
+                .find(|k| text(k.get("name")) == name)
+                .unwrap_or_else(|| panic!("{rel}: no {name}"));
+            assert_eq!(num(ours.get("n")), num(r.get("execution_count")), "{name}");
+            close(&name, num(ours.get("total")) / 1e6, num(r.get("total_duration_us")));
+        }
+    }
+}
+
+/// `xprof get_device_time_attribution` on the synthetic TPU file: per line
+/// name, the union over both TPU planes of the events' whole-ns intervals
+/// (XProf truncates each event to ns first), which `busy_ps` per track name
+/// gives.
+#[tokio::test]
+async fn busy_ps_per_line_is_xprofs_device_time_attribution() {
+    let (path, xprof) = expected(
+        "tpu/synthetic_tpu.xplane.pb",
+        "cli.get_device_time_attribution.json",
+    );
+    let got = rows(
+        &path,
+        "SELECT t.name, busy_ps(e.ts_ps / 1000, e.ts_ps / 1000 + e.dur_ps / 1000) AS busy_ns \
+         FROM events e JOIN tracks t USING (trace_id, track_id) \
+         JOIN devices d USING (trace_id, device_id) WHERE d.kind = 'tpu' GROUP BY t.name",
+    )
+    .await;
+    let want = xprof["by_line_duration_ns"].as_object().unwrap();
+    assert_eq!(got.len(), want.len());
+    for r in &got {
+        let line = text(r.get("name"));
+        assert_eq!(num(r.get("busy_ns")), num(want.get(&line)), "{line}");
+    }
+    let xla_ops = got.iter().find(|r| text(r.get("name")) == "XLA Ops").unwrap();
+    assert_eq!(
+        num(xla_ops.get("busy_ns")),
+        num(xprof.get("total_device_duration_ns"))
+    );
+}
+
+/// XProf 2.24.2's overview_page step table (`[1]`) against `step_stats`.
+/// The step time XProf shows is the host `train` marker on CPU profiles,
+/// the union of the step's kernels on GPUs (the kernels whose launch is in
+/// the step), and the `Steps` event on TPUs: `dur_ps` of the host or
+/// device step and `busy_ps` of the GPU row. XProf drops the first and the
+/// last step of a CPU/GPU profile with more than 5 steps as possibly
+/// incomplete; `step_stats` keeps every step (a user filters), so the test
+/// checks that exactly those two are extra. The average step time XProf
+/// prints (`steptime_ms_average`, rounded) is the mean over its steps.
+#[tokio::test]
+async fn step_stats_are_xprofs_step_times() {
+    for (rel, time_col) in [
+        ("xspace/jax_cpu_mlp_5steps_w128.xplane.pb", "dur_ps"),
+        ("xspace/jax_cpu_mlp_20steps_w256.xplane.pb", "dur_ps"),
+        ("xspace/jax_cpu_nested_4steps.xplane.pb", "dur_ps"),
+        ("gpu/jax_gpu.xplane.pb", "busy_ps"),
+        ("gpu/jax_pallas.xplane.pb", "busy_ps"),
+        ("tpu/synthetic_tpu.xplane.pb", "dur_ps"),
+    ] {
+        let (path, xprof) = expected(rel, "tool.overview_page.json");
+        let table = &xprof[1];
+        let want: Vec<(String, f64)> = gviz_rows(table)
+            .iter()
+            .map(|r| {
+                let ms = match r.get("stepTimeMs") {
+                    Some(v) => num(Some(v)),
+                    None => num(r.get("tcComputeTimeMs")) + num(r.get("tcIdleTimeMs")),
+                };
+                (text(r.get("stepnum")), ms)
+            })
+            .collect();
+        let tpu = rel.starts_with("tpu/");
+        let key = if rel.starts_with("xspace/") {
+            "step_name"
+        } else {
+            "CAST(step_num AS VARCHAR)"
+        };
+        let device = if rel.starts_with("gpu/") { "gpu" } else if tpu { "tpu" } else { "host" };
+        let got = rows(
+            &path,
+            &format!(
+                "SELECT {key} AS step, {time_col} AS time_ps, device_id FROM step_stats \
+                 JOIN devices d USING (trace_id, device_id) WHERE d.kind = '{device}' \
+                 ORDER BY start_ps, device_id"
+            ),
+        )
+        .await;
+        // TPU: one row per step and core, the same marker length on each.
+        let mut ours: Vec<(String, f64)> = Vec::new();
+        for r in &got {
+            let step = text(r.get("step"));
+            let ms = num(r.get("time_ps")) / 1e9;
+            match ours.iter_mut().find(|(s, _)| *s == step) {
+                Some((_, longest)) => *longest = longest.max(ms),
+                None => ours.push((step, ms)),
+            }
+        }
+        if !tpu && ours.len() > 5 {
+            ours.remove(0);
+            ours.pop();
+        }
+        assert_eq!(
+            ours.iter().map(|(s, _)| s).collect::<Vec<_>>(),
+            want.iter().map(|(s, _)| s).collect::<Vec<_>>(),
+            "{rel}: steps"
+        );
+        for ((step, g), (_, w)) in ours.iter().zip(&want) {
+            close(&format!("{rel} step {step}"), *g, *w);
+        }
+        let mean = ours.iter().map(|(_, ms)| ms).sum::<f64>() / ours.len() as f64;
+        let printed = text(table["p"].get("steptime_ms_average"));
+        let decimals = printed.split('.').nth(1).map_or(0, str::len);
+        assert_eq!(format!("{mean:.decimals$}"), printed, "{rel}: average");
+    }
+}

@@ -1,0 +1,111 @@
+-- Per trace and (program_id, HLO op): XProf's hlo_stats table. An op's time
+-- is its `device_duration_ps` when the event has both device stats, else
+-- its duration. Self time subtracts the time of the ops nested in it on
+-- TPUs (as XProf does); on GPUs and the host it is the whole time (XProf
+-- never nests kernels). Percentages are of the total device time: per
+-- device the larger of the summed self time and the span of its ops and
+-- steps, summed over the trace's devices (idle included, as XProf).
+-- Rates: GFLOP/s is FLOP per ns of total time, memory bandwidth GiB/s;
+-- `bound_by` compares FLOP/s and HBM bandwidth with the device's peaks.
+-- Host rows (XLA on CPU) are an addition: XProf's tool is empty there.
+WITH ops AS (
+  SELECT o.*,
+         coalesce(CASE WHEN o.device_offset_ps IS NOT NULL THEN o.device_duration_ps END,
+                  o.dur_ps) AS time_ps,
+         coalesce(CASE WHEN o.device_duration_ps IS NOT NULL THEN o.device_offset_ps END,
+                  o.ts_ps) AS begin_ps
+  FROM device_ops o
+),
+children AS (
+  SELECT trace_id, parent_id, sum(time_ps) AS children_ps
+  FROM ops WHERE parent_id IS NOT NULL
+  GROUP BY trace_id, parent_id
+),
+timed AS (
+  SELECT o.*,
+         CASE WHEN o.device_kind IN ('tpu', 'sparse_core', 'custom')
+              THEN greatest(o.time_ps - coalesce(c.children_ps, 0), 0)
+              ELSE o.time_ps END AS self_time_ps
+  FROM ops o
+  LEFT JOIN children c ON c.trace_id = o.trace_id AND c.parent_id = o.event_id
+),
+spans AS (
+  SELECT trace_id, device_id, begin_ps, begin_ps + time_ps AS end_ps, self_time_ps
+  FROM timed
+  UNION ALL
+  SELECT e.trace_id, t.device_id, e.ts_ps, e.ts_ps + e.dur_ps, 0
+  FROM events e
+  JOIN tracks t ON e.trace_id = t.trace_id AND e.track_id = t.track_id
+  WHERE t.kind IN ('steps', 'sparse_core_steps')
+),
+device_time AS (
+  SELECT s.trace_id, s.device_id,
+         greatest(sum(s.self_time_ps), max(s.end_ps) - min(s.begin_ps)) AS total_ps
+  FROM spans s
+  JOIN (SELECT DISTINCT trace_id, device_id FROM timed) d
+    ON d.trace_id = s.trace_id AND d.device_id = s.device_id
+  GROUP BY s.trace_id, s.device_id
+),
+trace_time AS (
+  SELECT trace_id, sum(total_ps) AS total_ps FROM device_time GROUP BY trace_id
+),
+per_op AS (
+  SELECT o.trace_id, o.program_id,
+         CASE WHEN o.device_kind = 'gpu' THEN split_part(o.hlo_op, '::', -1)
+              ELSE coalesce(o.display_name, o.hlo_op) END AS hlo_op,
+         first_value(o.hlo_category) AS category,
+         first_value(h.expression) AS expression,
+         first_value(o.tf_op) AS tf_op,
+         first_value(h.source) AS source,
+         first_value(o.device_kind) AS device_kind,
+         sum(o.occurrences) AS occurrences,
+         sum(o.time_ps) AS total_time_ps,
+         sum(o.self_time_ps) AS total_self_time_ps,
+         sum(o.flops * o.occurrences) AS flops,
+         sum(CASE WHEN h.model_flops > 0 THEN h.model_flops ELSE o.flops END * o.occurrences) AS model_flops,
+         sum(o.bytes_accessed * o.occurrences) AS bytes_accessed,
+         max(d.peak_tflops) AS peak_tflops,
+         max(d.peak_hbm_gbps) AS peak_hbm_gbps
+  FROM timed o
+  JOIN devices d ON d.trace_id = o.trace_id AND d.device_id = o.device_id
+  LEFT JOIN hlo_ops h
+    ON h.trace_id = o.trace_id AND h.device_id = o.device_id AND h.metadata_id = o.metadata_id
+  WHERE o.hlo_op IS NOT NULL OR o.device_kind <> 'gpu'
+  GROUP BY o.trace_id, o.program_id,
+           CASE WHEN o.device_kind = 'gpu' THEN split_part(o.hlo_op, '::', -1)
+                ELSE coalesce(o.display_name, o.hlo_op) END
+),
+rated AS (
+  SELECT p.*,
+         CASE WHEN strpos(p.expression, ' = ') > 0
+              THEN ltrim(split_part(p.expression, ' = ', 1), '%')
+              ELSE p.hlo_op END AS hlo_op_name,
+         p.flops / nullif(p.total_time_ps / 1e3, 0) AS measured_gflops_per_s,
+         p.model_flops / nullif(p.total_time_ps / 1e3, 0) AS model_gflops_per_s,
+         p.bytes_accessed / nullif(p.total_time_ps / 1e3, 0) / 1.073741824 AS memory_gibps,
+         CAST(p.flops AS DOUBLE) / nullif(p.bytes_accessed, 0) AS operational_intensity,
+         coalesce(p.flops / nullif(p.total_time_ps / 1e3, 0) / nullif(p.peak_tflops * 1e3, 0), 0)
+           AS compute_util,
+         coalesce(p.bytes_accessed / nullif(p.total_time_ps / 1e3, 0) / nullif(p.peak_hbm_gbps, 0), 0)
+           AS hbm_util
+  FROM per_op p
+)
+SELECT r.trace_id,
+       row_number() OVER (PARTITION BY r.trace_id ORDER BY r.total_self_time_ps DESC, r.hlo_op) AS rank,
+       r.program_id, r.hlo_op, r.hlo_op_name, r.category, r.expression, r.tf_op, r.source,
+       r.device_kind, r.occurrences,
+       r.total_time_ps / 1e6 AS total_time_us,
+       r.total_time_ps / 1e6 / r.occurrences AS avg_time_us,
+       r.total_self_time_ps / 1e6 AS total_self_time_us,
+       r.total_self_time_ps / 1e6 / r.occurrences AS avg_self_time_us,
+       100.0 * r.total_self_time_ps / tt.total_ps AS self_time_pct,
+       100.0 * sum(r.total_self_time_ps) OVER (
+         PARTITION BY r.trace_id ORDER BY r.total_self_time_ps DESC, r.hlo_op
+         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) / tt.total_ps AS cumulative_self_time_pct,
+       r.flops, r.model_flops, r.bytes_accessed,
+       r.model_gflops_per_s, r.measured_gflops_per_s, r.memory_gibps, r.operational_intensity,
+       CASE WHEN r.compute_util = 0 AND r.hbm_util = 0 THEN 'Unknown'
+            WHEN r.hbm_util > r.compute_util THEN 'HBM'
+            ELSE 'Compute' END AS bound_by
+FROM rated r
+JOIN trace_time tt ON tt.trace_id = r.trace_id

@@ -1,0 +1,67 @@
+-- Per step and device: the step marker's start and duration, the ops
+-- that belong to the step, the first op's start and the last op's end,
+-- busy time (union of the ops' intervals) and idle (duration less busy,
+-- at least 0). Steps come from the device's own `Steps` line (TPU), else
+-- from the host's step annotations (events with a `step_num` stat, e.g.
+-- JAX `StepTraceAnnotation`): ops on a device with a `Steps` line belong
+-- to the step containing them, host ops to the host step they start in,
+-- GPU kernels to the host step in which their launch (`correlation_id`)
+-- started (so they may run past the marker's end).
+WITH device_steps AS (
+  SELECT e.trace_id, t.device_id, e.event_id AS step_event_id,
+         coalesce(e.step_num, try_cast(e.name AS BIGINT)) AS step_num,
+         e.name AS step_name, e.ts_ps AS start_ps, e.dur_ps,
+         'device' AS step_source
+  FROM events e
+  JOIN tracks t ON e.trace_id = t.trace_id AND e.track_id = t.track_id
+  WHERE t.kind = 'steps'
+),
+host_steps AS (
+  SELECT e.trace_id, t.device_id, e.event_id AS step_event_id, e.step_num,
+         e.name || ' ' || CAST(e.step_num AS VARCHAR) AS step_name,
+         e.ts_ps AS start_ps, e.dur_ps, 'host' AS step_source
+  FROM events e
+  JOIN tracks t ON e.trace_id = t.trace_id AND e.track_id = t.track_id
+  JOIN devices d ON t.trace_id = d.trace_id AND t.device_id = d.device_id
+  WHERE d.kind = 'host' AND t.kind = 'thread' AND e.step_num IS NOT NULL
+),
+steps AS (
+  SELECT * FROM device_steps
+  UNION ALL
+  SELECT * FROM host_steps
+),
+op_steps AS (
+  SELECT o.trace_id, o.device_id, o.device_name, o.event_id, o.ts_ps, o.end_ps,
+         o.step_event_id
+  FROM device_ops o
+  WHERE o.step_event_id IS NOT NULL
+  UNION ALL
+  SELECT o.trace_id, o.device_id, o.device_name, o.event_id, o.ts_ps, o.end_ps,
+         s.step_event_id
+  FROM device_ops o
+  JOIN host_steps s ON o.trace_id = s.trace_id
+  WHERE o.device_kind = 'host'
+    AND o.ts_ps >= s.start_ps AND o.ts_ps < s.start_ps + s.dur_ps
+  UNION ALL
+  SELECT o.trace_id, o.device_id, o.device_name, o.event_id, o.ts_ps, o.end_ps,
+         s.step_event_id
+  FROM device_ops o
+  JOIN flows f ON f.trace_id = o.trace_id AND f.dst_event_id = o.event_id
+              AND f.kind = 'correlation_id'
+  JOIN events h ON h.trace_id = f.trace_id AND h.event_id = f.src_event_id
+  JOIN host_steps s ON s.trace_id = h.trace_id
+  WHERE o.step_event_id IS NULL AND o.device_kind <> 'host'
+    AND h.ts_ps >= s.start_ps AND h.ts_ps < s.start_ps + s.dur_ps
+)
+SELECT s.trace_id, coalesce(o.device_id, s.device_id) AS device_id,
+       s.step_event_id, s.step_num, s.step_name, s.step_source,
+       s.start_ps, s.dur_ps,
+       count(o.event_id) AS ops,
+       min(o.ts_ps) AS first_op_ps,
+       max(o.end_ps) AS last_op_ps,
+       coalesce(busy_ps(o.ts_ps, o.end_ps), 0) AS busy_ps,
+       greatest(s.dur_ps - coalesce(busy_ps(o.ts_ps, o.end_ps), 0), 0) AS idle_ps
+FROM steps s
+LEFT JOIN op_steps o ON o.trace_id = s.trace_id AND o.step_event_id = s.step_event_id
+GROUP BY s.trace_id, coalesce(o.device_id, s.device_id), s.step_event_id,
+         s.step_num, s.step_name, s.step_source, s.start_ps, s.dur_ps
