@@ -127,7 +127,7 @@ enum Command {
     },
     /// The tables and columns, with their meaning.
     Schema {
-        /// One table (default: all, and the views).
+        /// One table, or one view (its SQL); default: all tables, and the views.
         table: Option<String>,
         /// Markdown (as docs/schema.md).
         #[arg(long)]
@@ -227,10 +227,23 @@ async fn run(cli: Cli) -> AnyResult<()> {
         } => convert(&inputs, &output, run, zstd_level, threads, quiet),
         Command::Inspect { input, json } => inspect(&input, json),
         Command::Schema { table, markdown } => {
+            if let Some(v) = table
+                .as_deref()
+                .and_then(|n| VIEWS.iter().find(|v| v.name == n))
+            {
+                outln!("view {}: {}\n", v.name, v.doc);
+                out!("{}", v.sql);
+                return Ok(());
+            }
             let t = match table.as_deref() {
                 Some(name) => Some(Table::from_name(name).ok_or_else(|| {
                     let names: Vec<_> = Table::ALL.iter().map(|t| t.name()).collect();
-                    format!("no table {name:?}; tables: {}", names.join(", "))
+                    let views: Vec<_> = VIEWS.iter().map(|v| v.name).collect();
+                    format!(
+                        "no table or view {name:?}; tables: {}; views: {}",
+                        names.join(", "),
+                        views.join(", ")
+                    )
                 })?),
                 None => None,
             };

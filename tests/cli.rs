@@ -2,7 +2,6 @@
 
 mod common;
 
-use std::path::Path;
 use std::process::Command;
 
 use common::*;
@@ -20,10 +19,12 @@ fn xprof_sql(args: &[&str]) -> (bool, String, String) {
 }
 
 fn example() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/data/jax_cpu_mlp.xplane.pb")
-        .to_string_lossy()
-        .into_owned()
+    std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
+    )
+    .join("examples/data/jax_cpu_mlp.xplane.pb")
+    .to_string_lossy()
+    .into_owned()
 }
 
 const README_QUERY: &str = "SELECT d.name, t.name AS track, count(*) AS n, sum(e.dur_ps)/1e6 AS total_us \
@@ -186,12 +187,27 @@ fn inspect_json_and_schema() {
     assert!(out.contains("self_ps") && out.contains("step_event_id"));
     let (ok, md, _) = xprof_sql(&["schema", "--markdown"]);
     assert!(ok);
-    let on_disk =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema.md"))
-            .unwrap();
+    let on_disk = std::fs::read_to_string(
+        std::path::PathBuf::from(
+            std::env::var_os("CARGO_MANIFEST_DIR")
+                .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
+        )
+        .join("docs/schema.md"),
+    )
+    .unwrap();
     assert_eq!(md, on_disk);
     let (ok, _, err) = xprof_sql(&["schema", "nope"]);
-    assert!(!ok && err.contains("no table \"nope\""));
+    assert!(!ok && err.contains("no table or view \"nope\""));
+    // A view prints its definition, the SQL the session registers.
+    let (ok, out, _) = xprof_sql(&["schema", "hlo_stats"]);
+    let view = xprof_sql::query::views::VIEWS
+        .iter()
+        .find(|v| v.name == "hlo_stats")
+        .unwrap();
+    assert!(
+        ok && out.starts_with("view hlo_stats: ") && out.contains(view.sql),
+        "{out}"
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::compute::concat_batches;
@@ -22,9 +22,11 @@ pub const REAL_CPU: [&str; 3] = [
 pub const REAL_GPU: [&str; 2] = ["jax_gpu", "jax_pallas"];
 
 pub fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(rel)
+    std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
+    )
+    .join("tests/fixtures")
+    .join(rel)
 }
 
 pub fn cpu_fixture(stem: &str) -> PathBuf {

@@ -38,6 +38,11 @@ pub const VIEWS: &[ViewDef] = &[
         sql: include_str!("views/hlo_stats.sql"),
     },
     ViewDef {
+        name: "framework_op_stats",
+        doc: "Per framework op (`tf_op` split into type and operation), device rows with an IDLE row and host rows: occurrences, total and self time, percentages, rates, bound_by: XProf's framework_op_stats.",
+        sql: include_str!("views/framework_op_stats.sql"),
+    },
+    ViewDef {
         name: "kernel_stats",
         doc: "GPU kernels per name, launch shape (registers, shared memory, grid, block), op and tensor-core flags: occurrences, total/avg/min/max duration, occupancy: XProf's kernel_stats.",
         sql: include_str!("views/kernel_stats.sql"),

@@ -51,7 +51,10 @@ impl ScalarUDFImpl for OverlapPs {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let arrays = ColumnarValue::values_to_arrays(&args.args)?;
-        let cols: Vec<_> = arrays.iter().map(|a| a.as_primitive::<Int64Type>()).collect();
+        let cols: Vec<_> = arrays
+            .iter()
+            .map(|a| a.as_primitive::<Int64Type>())
+            .collect();
         let out: Int64Array = (0..args.number_rows)
             .map(|row| {
                 if cols.iter().any(|c| c.is_null(row)) {

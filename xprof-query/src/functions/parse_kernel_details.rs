@@ -17,9 +17,7 @@
 
 use std::sync::Arc;
 
-use arrow::array::{
-    Array, ArrayRef, AsArray, Float64Builder, Int64Builder, StructArray,
-};
+use arrow::array::{Array, ArrayRef, AsArray, Float64Builder, Int64Builder, StructArray};
 use arrow::buffer::NullBuffer;
 use arrow::datatypes::{DataType, Field, Fields};
 use datafusion::common::Result;

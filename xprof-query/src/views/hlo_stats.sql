@@ -6,15 +6,22 @@
 -- device the larger of the summed self time and the span of its ops and
 -- steps, summed over the trace's devices (idle included, as XProf).
 -- Rates: GFLOP/s is FLOP per ns of total time, memory bandwidth GiB/s;
--- `bound_by` compares FLOP/s and HBM bandwidth with the device's peaks.
--- Host rows (XLA on CPU) are an addition: XProf's tool is empty there.
-WITH ops AS (
+-- `bound_by` compares FLOP/s and HBM bandwidth with the device's peaks
+-- (`peak_tflops`, `peak_hbm_gbps`); `device_time_us` is the trace's total
+-- device time, the percentages' denominator.
+-- Host rows (XLA on CPU) are an addition for traces without accelerator
+-- ops: XProf's tool is empty there.
+WITH accelerated AS (
+  SELECT DISTINCT trace_id FROM device_ops WHERE device_kind <> 'host'
+),
+ops AS (
   SELECT o.*,
          coalesce(CASE WHEN o.device_offset_ps IS NOT NULL THEN o.device_duration_ps END,
                   o.dur_ps) AS time_ps,
          coalesce(CASE WHEN o.device_duration_ps IS NOT NULL THEN o.device_offset_ps END,
                   o.ts_ps) AS begin_ps
   FROM device_ops o
+  WHERE o.device_kind <> 'host' OR o.trace_id NOT IN (SELECT trace_id FROM accelerated)
 ),
 children AS (
   SELECT trace_id, parent_id, sum(time_ps) AS children_ps
@@ -106,6 +113,8 @@ SELECT r.trace_id,
        r.model_gflops_per_s, r.measured_gflops_per_s, r.memory_gibps, r.operational_intensity,
        CASE WHEN r.compute_util = 0 AND r.hbm_util = 0 THEN 'Unknown'
             WHEN r.hbm_util > r.compute_util THEN 'HBM'
-            ELSE 'Compute' END AS bound_by
+            ELSE 'Compute' END AS bound_by,
+       r.peak_tflops, r.peak_hbm_gbps,
+       tt.total_ps / 1e6 AS device_time_us
 FROM rated r
 JOIN trace_time tt ON tt.trace_id = r.trace_id

@@ -1,0 +1,107 @@
+-- Per framework op (the `tf_op` of device ops, e.g. `jit(f)/dot_general`,
+-- split by `parse_tf_op` into operation and type as XProf does), on the
+-- device and on the host: XProf's framework_op_stats table with idle.
+-- Device rows sum the `hlo_stats` rows of each operation (occurrences: the
+-- largest of them) plus one `IDLE` row (device time less op self time);
+-- percentages are of the device time, idle included. Host rows are the
+-- host-thread events whose name (or `tf_op` stat) is a framework op
+-- (`name:Type`), self time less the framework ops directly inside them;
+-- host percentages are of the host ops' self time (XProf also counts a
+-- host idle time; not derived here). Rank runs over device rows, then host
+-- rows, by self time.
+WITH device_side AS (
+  SELECT trace_id,
+         CASE WHEN coalesce(tf_op, '') = '' THEN hlo_op
+              ELSE parse_tf_op(tf_op)['name'] END AS operation,
+         CASE WHEN coalesce(tf_op, '') = '' THEN 'Unknown'
+              ELSE coalesce(nullif(parse_tf_op(tf_op)['type'], ''), 'Unknown') END AS type,
+         occurrences, total_time_us, total_self_time_us, flops, model_flops,
+         bytes_accessed, peak_tflops, peak_hbm_gbps, device_time_us
+  FROM hlo_stats
+  WHERE device_kind <> 'host'
+),
+device_rows AS (
+  SELECT trace_id, 'Device' AS host_or_device, first_value(type) AS type, operation,
+         max(occurrences) AS occurrences,
+         sum(total_time_us) AS total_time_us,
+         sum(total_self_time_us) AS total_self_time_us,
+         sum(flops) AS flops, sum(model_flops) AS model_flops,
+         sum(bytes_accessed) AS bytes_accessed,
+         max(peak_tflops) AS peak_tflops, max(peak_hbm_gbps) AS peak_hbm_gbps,
+         max(device_time_us) AS side_time_us
+  FROM device_side
+  GROUP BY trace_id, operation
+  UNION ALL
+  SELECT trace_id, 'Device', 'IDLE', 'IDLE', 0,
+         max(device_time_us) - sum(total_self_time_us),
+         max(device_time_us) - sum(total_self_time_us),
+         NULL, NULL, NULL, NULL, NULL, max(device_time_us)
+  FROM device_side
+  GROUP BY trace_id
+),
+host_events AS (
+  SELECT e.trace_id, e.event_id, e.parent_id, e.dur_ps,
+         parse_tf_op(coalesce(nullif(e.tf_op, ''), e.name)) AS op,
+         coalesce(e.tf_op, '') <> '' AS has_tf_op
+  FROM events e
+  JOIN tracks t ON e.trace_id = t.trace_id AND e.track_id = t.track_id
+  JOIN devices d ON t.trace_id = d.trace_id AND t.device_id = d.device_id
+  WHERE d.kind = 'host' AND t.kind = 'thread'
+),
+host_ops AS (
+  SELECT * FROM host_events WHERE has_tf_op OR op['kind'] <> 'unknown'
+),
+host_nested AS (
+  SELECT trace_id, parent_id, sum(dur_ps) AS children_ps
+  FROM host_ops WHERE parent_id IS NOT NULL
+  GROUP BY trace_id, parent_id
+),
+host_grouped AS (
+  SELECT h.trace_id, 'Host' AS host_or_device,
+         coalesce(nullif(h.op['type'], ''), 'Unknown') AS type, h.op['name'] AS operation,
+         count(*) AS occurrences,
+         sum(h.dur_ps) / 1e6 AS total_time_us,
+         sum(greatest(h.dur_ps - coalesce(n.children_ps, 0), 0)) / 1e6 AS total_self_time_us,
+         CAST(NULL AS BIGINT) AS flops, CAST(NULL AS BIGINT) AS model_flops,
+         CAST(NULL AS BIGINT) AS bytes_accessed,
+         CAST(NULL AS DOUBLE) AS peak_tflops, CAST(NULL AS DOUBLE) AS peak_hbm_gbps
+  FROM host_ops h
+  LEFT JOIN host_nested n ON n.trace_id = h.trace_id AND n.parent_id = h.event_id
+  GROUP BY h.trace_id, coalesce(nullif(h.op['type'], ''), 'Unknown'), h.op['name']
+),
+host_rows AS (
+  SELECT g.*, sum(total_self_time_us) OVER (PARTITION BY trace_id) AS side_time_us
+  FROM host_grouped g
+),
+all_rows AS (
+  SELECT * FROM device_rows
+  UNION ALL
+  SELECT * FROM host_rows
+)
+SELECT trace_id,
+       row_number() OVER (
+         PARTITION BY trace_id
+         ORDER BY host_or_device, total_self_time_us DESC, operation) AS rank,
+       host_or_device, type, operation, occurrences,
+       total_time_us,
+       total_time_us / nullif(occurrences, 0) AS avg_time_us,
+       total_self_time_us,
+       total_self_time_us / nullif(occurrences, 0) AS avg_self_time_us,
+       100.0 * total_self_time_us / nullif(side_time_us, 0) AS self_time_pct,
+       100.0 * sum(total_self_time_us) OVER (
+         PARTITION BY trace_id, host_or_device
+         ORDER BY total_self_time_us DESC, operation
+         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) / nullif(side_time_us, 0)
+         AS cumulative_self_time_pct,
+       flops / nullif(total_time_us * 1e3, 0) AS measured_gflops_per_s,
+       model_flops / nullif(total_time_us * 1e3, 0) AS model_gflops_per_s,
+       bytes_accessed / nullif(total_time_us * 1e3, 0) / 1.073741824 AS memory_gibps,
+       CAST(flops AS DOUBLE) / nullif(bytes_accessed, 0) AS operational_intensity,
+       CASE WHEN coalesce(flops / nullif(total_time_us * 1e3, 0) / nullif(peak_tflops * 1e3, 0), 0) = 0
+             AND coalesce(bytes_accessed / nullif(total_time_us * 1e3, 0) / nullif(peak_hbm_gbps, 0), 0) = 0
+            THEN 'Unknown'
+            WHEN bytes_accessed / nullif(total_time_us * 1e3, 0) / nullif(peak_hbm_gbps, 0)
+               > coalesce(flops / nullif(total_time_us * 1e3, 0) / nullif(peak_tflops * 1e3, 0), 0)
+            THEN 'HBM'
+            ELSE 'Compute' END AS bound_by
+FROM all_rows
