@@ -521,3 +521,67 @@ async fn framework_op_stats_is_xprofs() {
         }
     }
 }
+
+/// XProf 2.24.2's roofline_model (`[0]`, the per-op rows of step `Total`
+/// with infeed and outfeed included) against the `roofline` view on the
+/// synthetic TPU profile, and the ridge point and peaks XProf prints. GPU
+/// and CPU: XProf's per-op rows need the HLO proto (GPU) or a device
+/// (CPU), see `hlo_stats_is_xprofs`.
+#[tokio::test]
+async fn roofline_is_xprofs() {
+    let (path, xprof) = expected("tpu/synthetic_tpu.xplane.pb", "tool.roofline_model.json");
+    let table = &xprof[0];
+    let want: Vec<Row> = gviz_rows(table)
+        .into_iter()
+        .filter(|r| {
+            text(r.get("step")) == "Total"
+                && num(r.get("rank")) > 0.0
+                && r.get("include_infeed_outfeed") == Some(&Value::Bool(true))
+        })
+        .collect();
+    let got = rows(&path, "SELECT * FROM roofline ORDER BY rank").await;
+    assert_eq!(got.len(), want.len());
+    assert!(!got.is_empty());
+    let p = &table["p"];
+    for (g, w) in got.iter().zip(&want) {
+        let at = text(w.get("operation"));
+        assert_eq!(text(g.get("hlo_op")), at);
+        assert_eq!(num(g.get("rank")), num(w.get("rank")), "{at}");
+        assert_eq!(text(g.get("bound_by")), text(w.get("bound_by")), "{at}");
+        for (ours, theirs, scale) in [
+            ("total_time_us", "total_time", 1.0),
+            ("total_self_time_us", "total_self_time", 1.0),
+            ("total_time_per_core_us", "total_time_per_core", 1.0),
+            ("total_time_pct", "total_time_in_percentage", 100.0),
+            ("self_time_pct", "total_self_time_percent", 100.0),
+            ("measured_gflops_per_s", "measured_flop_rate", 1.0),
+            ("memory_gibps", "hbm_bw", 1.0),
+            ("operational_intensity", "operational_intensity", 1.0),
+            ("attainable_gflops_per_s", "optimal_flop_rate", 1.0),
+            ("compute_efficiency", "compute_efficiency", 1.0),
+            ("hbm_bw_utilization", "max_mem_bw_utilization", 1.0),
+            ("roofline_efficiency", "roofline_efficiency", 1.0),
+        ] {
+            close(
+                &format!("{at} {ours}"),
+                num(g.get(ours)),
+                scale * num(w.get(theirs)),
+            );
+        }
+        close(
+            "ridge point",
+            num(g.get("ridge_point")),
+            num(p.get("hbm_ridge_point")),
+        );
+        close(
+            "peak FLOP/s",
+            num(g.get("peak_gflops_per_s")),
+            num(p.get("peak_flop_rate")),
+        );
+        close(
+            "peak HBM",
+            num(g.get("peak_hbm_gibps")),
+            num(p.get("peak_hbm_bw")),
+        );
+    }
+}

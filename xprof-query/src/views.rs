@@ -38,6 +38,11 @@ pub const VIEWS: &[ViewDef] = &[
         sql: include_str!("views/hlo_stats.sql"),
     },
     ViewDef {
+        name: "roofline",
+        doc: "Per HLO op: operational intensity, achieved FLOP/s and bandwidth, the device's peaks, ridge point, attainable FLOP/s at the op's intensity, efficiencies: XProf's roofline_model per-op rows.",
+        sql: include_str!("views/roofline.sql"),
+    },
+    ViewDef {
         name: "framework_op_stats",
         doc: "Per framework op (`tf_op` split into type and operation), device rows with an IDLE row and host rows: occurrences, total and self time, percentages, rates, bound_by: XProf's framework_op_stats.",
         sql: include_str!("views/framework_op_stats.sql"),
