@@ -4,11 +4,12 @@
 //! Returns a struct `{name, type, kind}`:
 //! - `scope/name:Type` (TensorFlow style: a name of letters, digits and
 //!   `_./>-`, a type starting with a capital or `_`) is kind `tensorflow`;
-//! - `jit(f)/dot_general:` (empty type; the last `/` part, less a trailing
-//!   `_<n>`, is a lower-case identifier, optionally with `[...]`) is kind
-//!   `jax`, type that part without the brackets;
+//! - `jit(f)/dot_general:dot_general` or `jit(f)/dot_general:` (a type,
+//!   or when empty the last `/` part less a trailing `_<n>`, that is a
+//!   lower-case identifier, optionally with `[...]`) is kind `jax`, type
+//!   that identifier;
 //! - an empty type otherwise gives kind `tensorflow` with that derived type;
-//! - `Iterator::...` is kind `dataset` (type `Dataset`);
+//! - `Iterator:...` is kind `dataset` (type `Dataset`);
 //! - a name without `:` starting with `MemcpyHToD`/`DToH`/`DToD`/`HToH`
 //!   (any case) is kind `memcpy`, type the copy direction;
 //! - anything else is kind `unknown`: the whole text as name, type empty.
@@ -103,7 +104,7 @@ impl TfOp {
             }
             return unknown();
         };
-        if name == "Iterator" && op_type.starts_with(':') {
+        if name == "Iterator" {
             return TfOp {
                 name: full.to_string(),
                 op_type: "Dataset".into(),
@@ -117,18 +118,24 @@ impl TfOp {
                 kind: "tensorflow",
             };
         }
-        if op_type.is_empty() {
-            let derived = derived_type(name);
-            if let Some(t) = jax_type(derived) {
-                return TfOp {
-                    name: name.into(),
-                    op_type: t.into(),
-                    kind: "jax",
-                };
-            }
+        // JAX writes `op_name:op_type` with a lower-case type, or no type
+        // (then the last scope part names it).
+        let given_or_derived = if op_type.is_empty() {
+            derived_type(name)
+        } else {
+            op_type
+        };
+        if let Some(t) = jax_type(given_or_derived) {
             return TfOp {
                 name: name.into(),
-                op_type: derived.into(),
+                op_type: t.into(),
+                kind: "jax",
+            };
+        }
+        if op_type.is_empty() {
+            return TfOp {
+                name: name.into(),
+                op_type: given_or_derived.into(),
                 kind: "tensorflow",
             };
         }
@@ -239,6 +246,18 @@ mod tests {
         assert_eq!(
             parsed("Iterator::Prefetch"),
             t("Iterator::Prefetch", "Dataset", "dataset")
+        );
+        assert_eq!(
+            parsed("Iterator:Batch"),
+            t("Iterator:Batch", "Dataset", "dataset")
+        );
+        assert_eq!(
+            parsed("jit(f)/dot_general:dot_general"),
+            t("jit(f)/dot_general", "dot_general", "jax")
+        );
+        assert_eq!(
+            parsed("jit(f)/reduce:reduce_sum[axes=(0,)]"),
+            t("jit(f)/reduce", "reduce_sum", "jax")
         );
         assert_eq!(
             parsed("MEMCPYDToH"),

@@ -4,8 +4,9 @@
 -- Device rows sum the `hlo_stats` rows of each operation (occurrences: the
 -- largest of them) plus one `IDLE` row (device time less op self time);
 -- percentages are of the device time, idle included. Host rows are the
--- host-thread events whose name (or `tf_op` stat) is a framework op
--- (`name:Type`), self time less the framework ops directly inside them;
+-- host-thread events whose name (or `tf_op` stat) parses as a framework
+-- op (TensorFlow `name:Type`, JAX, dataset or memcpy; `parse_tf_op`), self
+-- time less the framework ops that are their direct children;
 -- host percentages are of the host ops' self time (XProf also counts a
 -- host idle time; not derived here). Rank runs over device rows, then host
 -- rows, by self time.
@@ -40,13 +41,16 @@ device_rows AS (
   GROUP BY trace_id
 ),
 host_events AS (
-  SELECT e.trace_id, e.event_id, e.parent_id, e.dur_ps,
+  SELECT e.trace_id, e.event_id, e.parent_id, e.dur_ps, e.occurrences,
          parse_tf_op(coalesce(nullif(e.tf_op, ''), e.name)) AS op,
          coalesce(e.tf_op, '') <> '' AS has_tf_op
   FROM events e
   JOIN tracks t ON e.trace_id = t.trace_id AND e.track_id = t.track_id
   JOIN devices d ON t.trace_id = d.trace_id AND t.device_id = d.device_id
   WHERE d.kind = 'host' AND t.kind = 'thread'
+    -- only names that can parse as a framework op reach parse_tf_op
+    AND (strpos(e.name, ':') > 0 OR coalesce(e.tf_op, '') <> ''
+         OR lower(e.name) LIKE 'memcpy%')
 ),
 host_ops AS (
   SELECT * FROM host_events WHERE has_tf_op OR op['kind'] <> 'unknown'
@@ -59,7 +63,7 @@ host_nested AS (
 host_grouped AS (
   SELECT h.trace_id, 'Host' AS host_or_device,
          coalesce(nullif(h.op['type'], ''), 'Unknown') AS type, h.op['name'] AS operation,
-         count(*) AS occurrences,
+         sum(h.occurrences) AS occurrences,
          sum(h.dur_ps) / 1e6 AS total_time_us,
          sum(greatest(h.dur_ps - coalesce(n.children_ps, 0), 0)) / 1e6 AS total_self_time_us,
          CAST(NULL AS BIGINT) AS flops, CAST(NULL AS BIGINT) AS model_flops,

@@ -40,7 +40,11 @@ spans AS (
   SELECT trace_id, device_id, begin_ps, begin_ps + time_ps AS end_ps, self_time_ps
   FROM timed
   UNION ALL
-  SELECT e.trace_id, t.device_id, e.ts_ps, e.ts_ps + e.dur_ps, 0
+  SELECT e.trace_id, t.device_id,
+         coalesce(CASE WHEN e.device_duration_ps IS NOT NULL THEN e.device_offset_ps END, e.ts_ps),
+         coalesce(CASE WHEN e.device_duration_ps IS NOT NULL THEN e.device_offset_ps END, e.ts_ps)
+           + coalesce(CASE WHEN e.device_offset_ps IS NOT NULL THEN e.device_duration_ps END, e.dur_ps),
+         0
   FROM events e
   JOIN tracks t ON e.trace_id = t.trace_id AND e.track_id = t.track_id
   WHERE t.kind IN ('steps', 'sparse_core_steps')
@@ -60,11 +64,11 @@ per_op AS (
   SELECT o.trace_id, o.program_id,
          CASE WHEN o.device_kind = 'gpu' THEN split_part(o.hlo_op, '::', -1)
               ELSE coalesce(o.display_name, o.hlo_op) END AS hlo_op,
-         first_value(o.hlo_category) AS category,
-         first_value(h.expression) AS expression,
-         first_value(o.tf_op) AS tf_op,
-         first_value(h.source) AS source,
-         first_value(o.device_kind) AS device_kind,
+         max(o.hlo_category) AS category,
+         max(h.expression) AS expression,
+         max(o.tf_op) AS tf_op,
+         max(h.source) AS source,
+         max(o.device_kind) AS device_kind,
          sum(o.occurrences) AS occurrences,
          sum(o.time_ps) AS total_time_ps,
          sum(o.self_time_ps) AS total_self_time_ps,
@@ -98,17 +102,17 @@ rated AS (
   FROM per_op p
 )
 SELECT r.trace_id,
-       row_number() OVER (PARTITION BY r.trace_id ORDER BY r.total_self_time_ps DESC, r.hlo_op) AS rank,
+       row_number() OVER (PARTITION BY r.trace_id ORDER BY r.total_self_time_ps DESC, r.hlo_op, r.program_id) AS rank,
        r.program_id, r.hlo_op, r.hlo_op_name, r.category, r.expression, r.tf_op, r.source,
        r.device_kind, r.occurrences,
        r.total_time_ps / 1e6 AS total_time_us,
        r.total_time_ps / 1e6 / r.occurrences AS avg_time_us,
        r.total_self_time_ps / 1e6 AS total_self_time_us,
        r.total_self_time_ps / 1e6 / r.occurrences AS avg_self_time_us,
-       100.0 * r.total_self_time_ps / tt.total_ps AS self_time_pct,
+       100.0 * r.total_self_time_ps / nullif(tt.total_ps, 0) AS self_time_pct,
        100.0 * sum(r.total_self_time_ps) OVER (
-         PARTITION BY r.trace_id ORDER BY r.total_self_time_ps DESC, r.hlo_op
-         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) / tt.total_ps AS cumulative_self_time_pct,
+         PARTITION BY r.trace_id ORDER BY r.total_self_time_ps DESC, r.hlo_op, r.program_id
+         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) / nullif(tt.total_ps, 0) AS cumulative_self_time_pct,
        r.flops, r.model_flops, r.bytes_accessed,
        r.model_gflops_per_s, r.measured_gflops_per_s, r.memory_gibps, r.operational_intensity,
        CASE WHEN r.compute_util = 0 AND r.hbm_util = 0 THEN 'Unknown'

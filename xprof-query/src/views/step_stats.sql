@@ -1,8 +1,9 @@
 -- Per step and device: the step marker's start and duration, the ops
 -- that belong to the step, the first op's start and the last op's end,
 -- busy time (union of the ops' intervals) and idle (duration less busy,
--- at least 0). Steps come from the device's own `Steps` line (TPU), else
--- from the host's step annotations (events with a `step_num` stat, e.g.
+-- at least 0). Steps come from the devices' own `Steps` lines (TPU,
+-- SparseCore) in a trace that has them, else from the host's step
+-- annotations (events with a `step_num` stat, e.g.
 -- JAX `StepTraceAnnotation`): ops on a device with a `Steps` line belong
 -- to the step containing them, host ops to the host step they start in,
 -- GPU kernels to the host step in which their launch (`correlation_id`)
@@ -14,7 +15,7 @@ WITH device_steps AS (
          'device' AS step_source
   FROM events e
   JOIN tracks t ON e.trace_id = t.trace_id AND e.track_id = t.track_id
-  WHERE t.kind = 'steps'
+  WHERE t.kind IN ('steps', 'sparse_core_steps')
 ),
 host_steps AS (
   SELECT e.trace_id, t.device_id, e.event_id AS step_event_id, e.step_num,
@@ -24,11 +25,38 @@ host_steps AS (
   JOIN tracks t ON e.trace_id = t.trace_id AND e.track_id = t.track_id
   JOIN devices d ON t.trace_id = d.trace_id AND t.device_id = d.device_id
   WHERE d.kind = 'host' AND t.kind = 'thread' AND e.step_num IS NOT NULL
+    AND e.trace_id NOT IN (SELECT trace_id FROM device_steps)
 ),
 steps AS (
   SELECT * FROM device_steps
   UNION ALL
   SELECT * FROM host_steps
+),
+-- Host ops and GPU kernels are placed in the host step that started last
+-- at or before their start (a kernel: its launch's start) by one ordered
+-- pass, not a range join, then kept if they start before that step ends.
+timed_points AS (
+  SELECT trace_id, start_ps AS ts_ps, 0 AS ord, step_event_id,
+         CAST(NULL AS BIGINT) AS event_id
+  FROM host_steps
+  UNION ALL
+  SELECT trace_id, ts_ps, 1, CAST(NULL AS BIGINT), event_id
+  FROM device_ops
+  WHERE device_kind = 'host'
+  UNION ALL
+  SELECT o.trace_id, h.ts_ps, 1, CAST(NULL AS BIGINT), o.event_id
+  FROM device_ops o
+  JOIN flows f ON f.trace_id = o.trace_id AND f.dst_event_id = o.event_id
+              AND f.kind = 'correlation_id'
+  JOIN events h ON h.trace_id = f.trace_id AND h.event_id = f.src_event_id
+  WHERE o.step_event_id IS NULL AND o.device_kind <> 'host'
+),
+placed AS (
+  SELECT trace_id, ts_ps, event_id,
+         last_value(step_event_id) IGNORE NULLS OVER (
+           PARTITION BY trace_id ORDER BY ts_ps, ord
+           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS step_event_id
+  FROM timed_points
 ),
 op_steps AS (
   SELECT o.trace_id, o.device_id, o.device_name, o.event_id, o.ts_ps, o.end_ps,
@@ -37,21 +65,11 @@ op_steps AS (
   WHERE o.step_event_id IS NOT NULL
   UNION ALL
   SELECT o.trace_id, o.device_id, o.device_name, o.event_id, o.ts_ps, o.end_ps,
-         s.step_event_id
-  FROM device_ops o
-  JOIN host_steps s ON o.trace_id = s.trace_id
-  WHERE o.device_kind = 'host'
-    AND o.ts_ps >= s.start_ps AND o.ts_ps < s.start_ps + s.dur_ps
-  UNION ALL
-  SELECT o.trace_id, o.device_id, o.device_name, o.event_id, o.ts_ps, o.end_ps,
-         s.step_event_id
-  FROM device_ops o
-  JOIN flows f ON f.trace_id = o.trace_id AND f.dst_event_id = o.event_id
-              AND f.kind = 'correlation_id'
-  JOIN events h ON h.trace_id = f.trace_id AND h.event_id = f.src_event_id
-  JOIN host_steps s ON s.trace_id = h.trace_id
-  WHERE o.step_event_id IS NULL AND o.device_kind <> 'host'
-    AND h.ts_ps >= s.start_ps AND h.ts_ps < s.start_ps + s.dur_ps
+         p.step_event_id
+  FROM placed p
+  JOIN host_steps s ON s.trace_id = p.trace_id AND s.step_event_id = p.step_event_id
+  JOIN device_ops o ON o.trace_id = p.trace_id AND o.event_id = p.event_id
+  WHERE p.event_id IS NOT NULL AND p.ts_ps < s.start_ps + s.dur_ps
 )
 SELECT s.trace_id, coalesce(o.device_id, s.device_id) AS device_id,
        s.step_event_id, s.step_num, s.step_name, s.step_source,
