@@ -18,7 +18,6 @@
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, Float64Builder, Int64Builder, StructArray};
-use arrow::buffer::NullBuffer;
 use arrow::datatypes::{DataType, Field, Fields};
 use datafusion::common::Result;
 use datafusion::logical_expr::{
@@ -140,7 +139,7 @@ impl ScalarUDFImpl for ParseKernelDetails {
             .map(|b| Arc::new(b.finish()) as ArrayRef)
             .collect();
         columns.push(Arc::new(occupancy.finish()));
-        let nulls = text.nulls().cloned().map(NullBuffer::from);
+        let nulls = text.nulls().cloned();
         let out = StructArray::try_new(fields(), columns, nulls)?;
         Ok(ColumnarValue::Array(Arc::new(out)))
     }

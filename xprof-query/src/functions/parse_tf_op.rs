@@ -22,7 +22,6 @@
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, StringBuilder, StructArray};
-use arrow::buffer::NullBuffer;
 use arrow::datatypes::{DataType, Field, Fields};
 use datafusion::common::Result;
 use datafusion::logical_expr::{
@@ -196,7 +195,7 @@ impl ScalarUDFImpl for ParseTfOp {
             .iter_mut()
             .map(|b| Arc::new(b.finish()) as ArrayRef)
             .collect();
-        let nulls = text.nulls().cloned().map(NullBuffer::from);
+        let nulls = text.nulls().cloned();
         let out = StructArray::try_new(fields(), columns, nulls)?;
         Ok(ColumnarValue::Array(Arc::new(out)))
     }
