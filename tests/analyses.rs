@@ -154,6 +154,7 @@ async fn hlo_stats_is_xprofs() {
         ("gpu/jax_pallas.xplane.pb", false),
         ("gpu/jax_gpu.xplane.pb", false),
         ("xspace/jax_cpu_mlp_5steps_w128.xplane.pb", true),
+        ("xspace/jax_cpu_mlp_20steps_w256.xplane.pb", true),
         ("xspace/jax_cpu_nested_4steps.xplane.pb", true),
     ] {
         let (path, xprof) = expected(rel, "tool.hlo_stats.json");
@@ -234,6 +235,8 @@ async fn kernel_stats_is_xprofs() {
         "gpu/jax_pallas.xplane.pb",
         "tpu/synthetic_tpu.xplane.pb",
         "xspace/jax_cpu_mlp_5steps_w128.xplane.pb",
+        "xspace/jax_cpu_mlp_20steps_w256.xplane.pb",
+        "xspace/jax_cpu_nested_4steps.xplane.pb",
     ] {
         let (path, xprof) = expected(rel, "tool.kernel_stats.json");
         let want = gviz_rows(&xprof);
@@ -334,31 +337,33 @@ async fn device_busy_is_xprofs_device_time() {
 /// gives.
 #[tokio::test]
 async fn busy_ps_per_line_is_xprofs_device_time_attribution() {
-    let (path, xprof) = expected(
-        "tpu/synthetic_tpu.xplane.pb",
-        "cli.get_device_time_attribution.json",
-    );
-    let got = rows(
-        &path,
-        "SELECT t.name, busy_ps(e.ts_ps / 1000, e.ts_ps / 1000 + e.dur_ps / 1000) AS busy_ns \
+    for command in ["get_device_time_attribution", "get_kernel_stats"] {
+        let (path, xprof) = expected(
+            "tpu/synthetic_tpu.xplane.pb",
+            &format!("cli.{command}.json"),
+        );
+        let got = rows(
+            &path,
+            "SELECT t.name, busy_ps(e.ts_ps / 1000, e.ts_ps / 1000 + e.dur_ps / 1000) AS busy_ns \
          FROM events e JOIN tracks t USING (trace_id, track_id) \
          JOIN devices d USING (trace_id, device_id) WHERE d.kind = 'tpu' GROUP BY t.name",
-    )
-    .await;
-    let want = xprof["by_line_duration_ns"].as_object().unwrap();
-    assert_eq!(got.len(), want.len());
-    for r in &got {
-        let line = text(r.get("name"));
-        assert_eq!(num(r.get("busy_ns")), num(want.get(&line)), "{line}");
+        )
+        .await;
+        let want = xprof["by_line_duration_ns"].as_object().unwrap();
+        assert_eq!(got.len(), want.len());
+        for r in &got {
+            let line = text(r.get("name"));
+            assert_eq!(num(r.get("busy_ns")), num(want.get(&line)), "{line}");
+        }
+        let xla_ops = got
+            .iter()
+            .find(|r| text(r.get("name")) == "XLA Ops")
+            .unwrap();
+        assert_eq!(
+            num(xla_ops.get("busy_ns")),
+            num(xprof.get("total_device_duration_ns"))
+        );
     }
-    let xla_ops = got
-        .iter()
-        .find(|r| text(r.get("name")) == "XLA Ops")
-        .unwrap();
-    assert_eq!(
-        num(xla_ops.get("busy_ns")),
-        num(xprof.get("total_device_duration_ns"))
-    );
 }
 
 /// XProf 2.24.2's overview_page step table (`[1]`) against `step_stats`.
@@ -457,6 +462,7 @@ async fn framework_op_stats_is_xprofs() {
         ("gpu/jax_pallas.xplane.pb", "idle"),
         ("gpu/jax_gpu.xplane.pb", "none"),
         ("xspace/jax_cpu_mlp_5steps_w128.xplane.pb", "all"),
+        ("xspace/jax_cpu_mlp_20steps_w256.xplane.pb", "all"),
         ("xspace/jax_cpu_nested_4steps.xplane.pb", "all"),
     ] {
         let (path, xprof) = expected(rel, "tool.framework_op_stats.json");
