@@ -43,6 +43,11 @@ pub const VIEWS: &[ViewDef] = &[
         sql: include_str!("views/roofline.sql"),
     },
     ViewDef {
+        name: "op_profile",
+        doc: "XProf's op_profile tree by program, flattened: programs and IDLE, their HLO categories, the ops of each; time, percent of device time with and without idle, FLOPs, FLOP and HBM-bandwidth utilization against the device's peaks.",
+        sql: include_str!("views/op_profile.sql"),
+    },
+    ViewDef {
         name: "framework_op_stats",
         doc: "Per framework op (`tf_op` split into type and operation), device rows with an IDLE row and host rows: occurrences, total and self time, percentages, rates, bound_by: XProf's framework_op_stats.",
         sql: include_str!("views/framework_op_stats.sql"),
