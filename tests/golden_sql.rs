@@ -255,6 +255,7 @@ async fn every_view_and_function_has_a_golden_query() {
         .map(|v| format!("FROM {}", v.name));
     let functions = xprof_sql::query::functions::NAMES
         .iter()
+        .chain(xprof_sql::query::functions::EVENT_FUNCTION_NAMES)
         .map(|f| format!("{f}("));
     for usage in views.chain(functions) {
         assert!(

@@ -252,6 +252,7 @@ impl ProfileTables {
     pub async fn register(&self, ctx: &SessionContext, schema: &str) -> Result<()> {
         ensure_schema(ctx, schema)?;
         crate::functions::register_all(ctx);
+        crate::functions::register_event_functions(ctx, self.provider(Table::Events));
         for (t, p) in &self.providers {
             let name = TableReference::partial(schema, t.name());
             ctx.deregister_table(name.clone())?;

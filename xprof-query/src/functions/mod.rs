@@ -1,16 +1,24 @@
 //! Functions profile queries use, one file each; [`register_all`] adds
 //! them to a context (a host program may call it on its own).
 
+mod ancestors;
 mod busy_ps;
+mod descendants;
+mod event_tree;
 mod overlap_ps;
 mod parse_kernel_details;
 mod parse_tf_op;
+mod read_profile;
 
 pub use busy_ps::BusyPs;
 pub use overlap_ps::{OverlapPs, overlap};
 pub use parse_kernel_details::{KernelDetails, ParseKernelDetails};
 pub use parse_tf_op::{ParseTfOp, TfOp};
+pub use read_profile::ReadProfile;
 
+use std::sync::Arc;
+
+use datafusion::catalog::TableProvider;
 use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 use datafusion::prelude::SessionContext;
 
@@ -20,7 +28,12 @@ pub const NAMES: &[&str] = &[
     "overlap_ps",
     "parse_kernel_details",
     "parse_tf_op",
+    "read_profile",
 ];
+
+/// The SQL names of the table functions over the registered `events`
+/// table that [`register_event_functions`] adds.
+pub const EVENT_FUNCTION_NAMES: &[&str] = &["ancestors", "descendants"];
 
 /// Registers every function of this module on `ctx`.
 pub fn register_all(ctx: &SessionContext) {
@@ -28,4 +41,14 @@ pub fn register_all(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::from(OverlapPs::default()));
     ctx.register_udf(ScalarUDF::from(ParseKernelDetails::default()));
     ctx.register_udf(ScalarUDF::from(ParseTfOp::default()));
+    ctx.register_udtf("read_profile", Arc::new(ReadProfile));
+}
+
+/// Registers `ancestors(trace_id, event_id)` and `descendants(trace_id,
+/// event_id)` on `ctx`, reading `events` (a profile's `events` table).
+/// Registering profiles does this; calling it again binds the functions to
+/// the new table.
+pub fn register_event_functions(ctx: &SessionContext, events: Arc<dyn TableProvider>) {
+    ctx.register_udtf("ancestors", ancestors::function(events.clone()));
+    ctx.register_udtf("descendants", descendants::function(events));
 }
