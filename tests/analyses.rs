@@ -678,3 +678,84 @@ async fn op_profile_is_xprofs() {
         );
     }
 }
+
+/// An Events DB export (`<stem>.events_db*.csv`) as rows keyed by its
+/// header.
+fn events_db_csv(rel: &str) -> Vec<std::collections::HashMap<String, String>> {
+    let text = std::fs::read_to_string(fixture(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let mut lines = text.lines();
+    let header = split_csv(lines.next().unwrap());
+    lines
+        .map(|l| header.iter().cloned().zip(split_csv(l)).collect())
+        .collect()
+}
+
+/// The `event_steps` view against XProf 2.24.2's Events DB `step`
+/// (`create_events_db`; tests/fixtures/*/expected/NOTES.md): per thread and
+/// event name, how many events have a step (`with_step_count`) on all
+/// five real profiles (3 JAX CPU, 2 JAX H200 GPU, where kernels get the
+/// step of the host event that launched them); and on
+/// jax_cpu_nested_4steps the step name of every host event.
+#[tokio::test]
+async fn event_steps_are_xprofs_events_db_steps() {
+    let per_kernel = "SELECT CASE WHEN d.name = '/host:CPU' THEN CAST(t.line_id & 4294967295 AS VARCHAR) ELSE '' END AS thread_id, \
+        e.name AS kernel_name, count(s.step_name) AS with_step \
+        FROM events e JOIN tracks t USING (trace_id, track_id) JOIN devices d USING (trace_id, device_id) \
+        LEFT JOIN event_steps s ON s.trace_id = e.trace_id AND s.event_id = e.event_id \
+        WHERE d.name = '/host:CPU' OR d.name LIKE '/device:GPU:%' GROUP BY 1, 2";
+    for rel in [
+        "xspace/jax_cpu_mlp_5steps_w128.xplane.pb",
+        "xspace/jax_cpu_mlp_20steps_w256.xplane.pb",
+        "xspace/jax_cpu_nested_4steps.xplane.pb",
+        "gpu/jax_gpu.xplane.pb",
+        "gpu/jax_pallas.xplane.pb",
+    ] {
+        let got: std::collections::BTreeMap<(String, String), i64> =
+            rows(&fixture(rel), per_kernel)
+                .await
+                .iter()
+                .map(|r| {
+                    (
+                        (text(r.get("thread_id")), text(r.get("kernel_name"))),
+                        num(r.get("with_step")) as i64,
+                    )
+                })
+                .collect();
+        let want: std::collections::BTreeMap<(String, String), i64> = events_db_csv(
+            &rel.replace(".xplane.pb", ".events_db_by_kernel.csv")
+                .replacen('/', "/expected/", 1),
+        )
+        .into_iter()
+        .map(|r| {
+            (
+                (r["thread_id"].clone(), r["kernel_name"].clone()),
+                r["with_step_count"].parse().unwrap(),
+            )
+        })
+        .collect();
+        assert!(want.values().any(|n| *n > 0), "{rel}: XProf gives steps");
+        assert_eq!(got, want, "{rel}");
+    }
+    let per_event = "SELECT CAST(t.line_id & 4294967295 AS VARCHAR) AS thread_id, e.name, \
+        CAST(e.ts_ps / 1000 AS VARCHAR) AS start_ns, coalesce(s.step_name, '\\N') AS step \
+        FROM events e JOIN tracks t USING (trace_id, track_id) JOIN devices d USING (trace_id, device_id) \
+        LEFT JOIN event_steps s ON s.trace_id = e.trace_id AND s.event_id = e.event_id \
+        WHERE d.name = '/host:CPU'";
+    let mut got: Vec<[String; 4]> = rows(
+        &fixture("xspace/jax_cpu_nested_4steps.xplane.pb"),
+        per_event,
+    )
+    .await
+    .iter()
+    .map(|r| ["thread_id", "name", "start_ns", "step"].map(|k| text(r.get(k))))
+    .collect();
+    let mut want: Vec<[String; 4]> =
+        events_db_csv("xspace/expected/jax_cpu_nested_4steps.events_db_rows.csv")
+            .into_iter()
+            .map(|r| ["thread_id", "kernel_name", "start_ns", "step"].map(|k| r[k].clone()))
+            .collect();
+    got.sort();
+    want.sort();
+    assert_eq!(got.len(), 207);
+    assert_eq!(got, want);
+}

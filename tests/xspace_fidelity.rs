@@ -372,21 +372,3 @@ async fn per_kernel_durations_match_xprof_events_db() {
         assert_eq!(ours, rdr, "{stem}");
     }
 }
-
-fn split_csv(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                out.last_mut().unwrap().push('"');
-                chars.next();
-            }
-            '"' => quoted = !quoted,
-            ',' if !quoted => out.push(String::new()),
-            c => out.last_mut().unwrap().push(c),
-        }
-    }
-    out
-}

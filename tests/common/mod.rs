@@ -110,3 +110,23 @@ pub fn dataset_of(
     .unwrap();
     (dir, written)
 }
+
+/// The fields of one CSV line (quoted fields may hold commas and doubled
+/// quotes), as XProf's Events DB exports are written.
+pub fn split_csv(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                out.last_mut().unwrap().push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(String::new()),
+            c => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
+}

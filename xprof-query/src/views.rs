@@ -63,6 +63,11 @@ pub const VIEWS: &[ViewDef] = &[
         sql: include_str!("views/step_stats.sql"),
     },
     ViewDef {
+        name: "event_steps",
+        doc: "The step of each host event and of the GPU kernels it launched, as XProf's Events DB `step` (GroupTfEvents' `group_id`): step root (`_r`), step name, step number; also for host-only profiles.",
+        sql: include_str!("views/event_steps.sql"),
+    },
+    ViewDef {
         name: "kernel_launch",
         doc: "Each host launch and the device op it started (`correlation_id` or flow): launch delay and queueing.",
         sql: include_str!("views/kernel_launch.sql"),

@@ -3,7 +3,14 @@
 -- XSpace `flow` (e.g. a TPU program launch and its `XLA Modules` event).
 -- `launch_delay_ps` counts from the start of the launch call to the start
 -- on the device; `queue_ps` from the end of the call (negative when the
--- device started before the call returned).
+-- device started before the call returned). A pair linked both ways is one
+-- row (link `correlation_id`).
+WITH links AS (
+  SELECT f.*,
+         row_number() OVER (PARTITION BY f.trace_id, f.src_event_id, f.dst_event_id
+                            ORDER BY f.kind, f.flow_id) AS link_rank
+  FROM flows f
+)
 SELECT f.trace_id, f.kind AS link, f.flow_id,
        h.event_id AS launch_event_id, h.name AS launch_name,
        ht.device_id AS launch_device_id, h.track_id AS launch_track_id,
@@ -11,9 +18,9 @@ SELECT f.trace_id, f.kind AS link, f.flow_id,
        k.event_id, k.name, kt.device_id, k.track_id, k.ts_ps, k.dur_ps,
        k.ts_ps - h.ts_ps AS launch_delay_ps,
        k.ts_ps - (h.ts_ps + h.dur_ps) AS queue_ps
-FROM flows f
+FROM links f
 JOIN events h ON h.trace_id = f.trace_id AND h.event_id = f.src_event_id
 JOIN tracks ht ON ht.trace_id = h.trace_id AND ht.track_id = h.track_id
 JOIN events k ON k.trace_id = f.trace_id AND k.event_id = f.dst_event_id
 JOIN tracks kt ON kt.trace_id = k.trace_id AND kt.track_id = k.track_id
-WHERE ht.device_id <> kt.device_id
+WHERE ht.device_id <> kt.device_id AND f.link_rank = 1
