@@ -450,9 +450,9 @@ async fn step_stats_are_xprofs_step_times() {
 
 /// XProf 2.24.2's framework_op_stats (`[0]`, the table with idle) against
 /// the `framework_op_stats` view. XProf's fractions are compared as
-/// percentages. Not derived by the view, so not compared: XProf's host
-/// IDLE row (and host percentages, whose denominator includes it); on GPUs
-/// the device rows, whose framework op XProf reads from the HLO proto (the
+/// percentages. Host rows, their IDLE row and percentages on every
+/// fixture; host ranks where the device rows are XProf's too. Not compared
+/// on GPUs: the device rows, whose framework op XProf reads from the HLO proto (the
 /// view has the kernels' `tf_op` stat, and keeps jax_gpu's kernels that
 /// XProf drops), except jax_pallas' device IDLE row, the same on both.
 #[tokio::test]
@@ -467,7 +467,7 @@ async fn framework_op_stats_is_xprofs() {
     ] {
         let (path, xprof) = expected(rel, "tool.framework_op_stats.json");
         let keep = |host_or_device: &str, operation: &str| match host_or_device {
-            "Host" => operation != "IDLE",
+            "Host" => true,
             _ => device_rows == "all" || (device_rows == "idle" && operation == "IDLE"),
         };
         let want: Vec<Row> = gviz_rows(&xprof[0])
@@ -501,6 +501,24 @@ async fn framework_op_stats_is_xprofs() {
                     num(g.get(&format!("{col}_us"))),
                     num(w.get(col)),
                 );
+            }
+            if text(w.get("host_or_device")) == "Host" {
+                if device_rows == "all" {
+                    assert_eq!(num(g.get("rank")), num(w.get("rank")), "{at}");
+                }
+                for (ours, theirs) in [
+                    ("self_time_pct", "host_total_self_time_percent"),
+                    (
+                        "cumulative_self_time_pct",
+                        "Host_cumulative_total_self_time_percent",
+                    ),
+                ] {
+                    close(
+                        &format!("{at} {ours}"),
+                        num(g.get(ours)),
+                        100.0 * num(w.get(theirs)),
+                    );
+                }
             }
             if text(w.get("host_or_device")) == "Device" {
                 assert_eq!(num(g.get("rank")), num(w.get("rank")), "{at}");

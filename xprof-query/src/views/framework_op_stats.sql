@@ -6,10 +6,12 @@
 -- percentages are of the device time, idle included. Host rows are the
 -- host-thread events whose name (or `tf_op` stat) parses as a framework
 -- op (TensorFlow `name:Type`, JAX, dataset or memcpy; `parse_tf_op`), self
--- time less the framework ops that are their direct children;
--- host percentages are of the host ops' self time (XProf also counts a
--- host idle time; not derived here). Rank runs over device rows, then host
--- rows, by self time.
+-- time less the framework ops that are their direct children, plus one
+-- host `IDLE` row: per thread, the span from its first framework op to the
+-- end of its last less their self time, summed over threads (0 without
+-- host ops), as XProf; host percentages are of the host ops' self time
+-- and that idle time. Rank runs over device rows, then host rows, by self
+-- time.
 WITH device_side AS (
   SELECT trace_id,
          CASE WHEN coalesce(tf_op, '') = '' THEN hlo_op
@@ -41,7 +43,7 @@ device_rows AS (
   GROUP BY trace_id
 ),
 host_events AS (
-  SELECT e.trace_id, e.event_id, e.parent_id, e.dur_ps, e.occurrences,
+  SELECT e.trace_id, e.event_id, e.parent_id, e.track_id, e.ts_ps, e.dur_ps, e.occurrences,
          parse_tf_op(coalesce(nullif(e.tf_op, ''), e.name)) AS op,
          coalesce(e.tf_op, '') <> '' AS has_tf_op
   FROM events e
@@ -60,18 +62,39 @@ host_nested AS (
   FROM host_ops WHERE parent_id IS NOT NULL
   GROUP BY trace_id, parent_id
 ),
+host_self AS (
+  SELECT h.*, greatest(h.dur_ps - coalesce(n.children_ps, 0), 0) AS self_ps
+  FROM host_ops h
+  LEFT JOIN host_nested n ON n.trace_id = h.trace_id AND n.parent_id = h.event_id
+),
+host_lines AS (
+  SELECT trace_id, track_id, sum(self_ps) AS self_ps,
+         max(ts_ps + dur_ps) - min(ts_ps) AS span_ps
+  FROM host_self GROUP BY trace_id, track_id
+),
+host_idle AS (
+  SELECT d.trace_id, coalesce(sum(greatest(l.self_ps, l.span_ps) - l.self_ps), 0) / 1e6 AS idle_us
+  FROM (SELECT DISTINCT trace_id FROM devices WHERE kind = 'host') d
+  LEFT JOIN host_lines l ON l.trace_id = d.trace_id
+  GROUP BY d.trace_id
+),
 host_grouped AS (
-  SELECT h.trace_id, 'Host' AS host_or_device,
-         coalesce(nullif(h.op['type'], ''), 'Unknown') AS type, h.op['name'] AS operation,
-         sum(h.occurrences) AS occurrences,
-         sum(h.dur_ps) / 1e6 AS total_time_us,
-         sum(greatest(h.dur_ps - coalesce(n.children_ps, 0), 0)) / 1e6 AS total_self_time_us,
+  SELECT trace_id, 'Host' AS host_or_device,
+         coalesce(nullif(op['type'], ''), 'Unknown') AS type, op['name'] AS operation,
+         sum(occurrences) AS occurrences,
+         sum(dur_ps) / 1e6 AS total_time_us,
+         sum(self_ps) / 1e6 AS total_self_time_us,
          CAST(NULL AS BIGINT) AS flops, CAST(NULL AS BIGINT) AS model_flops,
          CAST(NULL AS BIGINT) AS bytes_accessed,
          CAST(NULL AS DOUBLE) AS peak_tflops, CAST(NULL AS DOUBLE) AS peak_hbm_gbps
-  FROM host_ops h
-  LEFT JOIN host_nested n ON n.trace_id = h.trace_id AND n.parent_id = h.event_id
-  GROUP BY h.trace_id, coalesce(nullif(h.op['type'], ''), 'Unknown'), h.op['name']
+  FROM host_self
+  GROUP BY trace_id, coalesce(nullif(op['type'], ''), 'Unknown'), op['name']
+  UNION ALL
+  SELECT trace_id, 'Host' AS host_or_device, 'IDLE' AS type, 'IDLE' AS operation,
+         0 AS occurrences, idle_us AS total_time_us, idle_us AS total_self_time_us,
+         NULL AS flops, NULL AS model_flops, NULL AS bytes_accessed,
+         NULL AS peak_tflops, NULL AS peak_hbm_gbps
+  FROM host_idle
 ),
 host_rows AS (
   SELECT g.*, sum(total_self_time_us) OVER (PARTITION BY trace_id) AS side_time_us
