@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
+use arrow::array::AsArray;
 use clap::{Parser, Subcommand};
 use xprof_sql::convert::batch;
 use xprof_sql::convert::reader::ConvertOptions;
@@ -226,41 +227,42 @@ async fn run(cli: Cli) -> AnyResult<()> {
             quiet,
         } => convert(&inputs, &output, run, zstd_level, threads, quiet),
         Command::Inspect { input, json } => inspect(&input, json),
-        Command::Schema { table, markdown } => {
-            if let Some(v) = table
-                .as_deref()
-                .and_then(|n| VIEWS.iter().find(|v| v.name == n))
-            {
-                outln!("view {}: {}\n", v.name, v.doc);
-                out!("{}", v.sql);
-                return Ok(());
+        Command::Schema { table, markdown } => print_schema(table.as_deref(), markdown),
+    }
+}
+
+/// Prints one table's columns, one view's SQL, or (no name) every table
+/// and the list of views; an unknown name is an error naming them all.
+fn print_schema(table: Option<&str>, markdown: bool) -> AnyResult<()> {
+    if let Some(v) = table.and_then(|n| VIEWS.iter().find(|v| v.name == n)) {
+        outln!("view {}: {}\n", v.name, v.doc);
+        out!("{}", v.sql);
+        return Ok(());
+    }
+    let t = match table {
+        Some(name) => Some(Table::from_name(name).ok_or_else(|| {
+            let names: Vec<_> = Table::ALL.iter().map(|t| t.name()).collect();
+            let views: Vec<_> = VIEWS.iter().map(|v| v.name).collect();
+            format!(
+                "no table or view {name:?}; tables: {}; views: {}",
+                names.join(", "),
+                views.join(", ")
+            )
+        })?),
+        None => None,
+    };
+    if markdown {
+        out!("{}", docs::markdown());
+    } else {
+        out!("{}", docs::text(t));
+        if t.is_none() {
+            outln!("views:");
+            for v in VIEWS {
+                outln!("  {}: {}", v.name, v.doc);
             }
-            let t = match table.as_deref() {
-                Some(name) => Some(Table::from_name(name).ok_or_else(|| {
-                    let names: Vec<_> = Table::ALL.iter().map(|t| t.name()).collect();
-                    let views: Vec<_> = VIEWS.iter().map(|v| v.name).collect();
-                    format!(
-                        "no table or view {name:?}; tables: {}; views: {}",
-                        names.join(", "),
-                        views.join(", ")
-                    )
-                })?),
-                None => None,
-            };
-            if markdown {
-                out!("{}", docs::markdown());
-            } else {
-                out!("{}", docs::text(t));
-                if t.is_none() {
-                    outln!("views:");
-                    for v in VIEWS {
-                        outln!("  {}: {}", v.name, v.doc);
-                    }
-                }
-            }
-            Ok(())
         }
     }
+    Ok(())
 }
 
 async fn open(
@@ -337,11 +339,97 @@ async fn query(
     Ok(())
 }
 
+/// The shell's dot-commands, for `.help`.
+const SHELL_HELP: &str = "\
+.tables                 tables and views of the open profiles
+.schema [NAME]          columns of a table, SQL of a view; all tables without NAME
+.mode table|csv|json    how results print (default table)
+.timer on|off           print each statement's elapsed time
+.read FILE              run the SQL statements in FILE
+.help                   this list
+.quit  .exit            leave (also Ctrl-D)";
+
+/// What the shell's dot-commands change.
+struct ShellSettings {
+    format: OutputFormat,
+    timer: bool,
+}
+
+/// Runs `sql` as the shell does: in the current mode, timed if asked.
+/// Errors are printed, not returned, so the shell goes on.
+async fn shell_run(session: &ProfileSession, sql: &str, settings: &ShellSettings) {
+    let started = Instant::now();
+    if let Err(e) = query(session, sql, settings.format, None).await {
+        eprintln!("error: {e}");
+    }
+    if settings.timer {
+        eprintln!("Run Time: {:.3} s", started.elapsed().as_secs_f64());
+    }
+}
+
+/// One dot-command; `Ok(false)` means leave the shell.
+async fn shell_command(
+    session: &ProfileSession,
+    line: &str,
+    settings: &mut ShellSettings,
+) -> AnyResult<bool> {
+    let mut parts = line.split_whitespace();
+    let command = parts.next().unwrap_or_default();
+    let arg = parts.next();
+    match (command, arg) {
+        (".quit" | ".exit", _) => return Ok(false),
+        (".help", _) => eprintln!("{SHELL_HELP}"),
+        (".tables", _) => {
+            let sql = format!(
+                "SELECT table_name, table_type FROM information_schema.tables \
+                 WHERE table_schema = '{}' ORDER BY table_name",
+                session.schema().replace('\'', "''")
+            );
+            for batch in session.sql(&sql).await?.collect().await? {
+                let batch = xprof_sql::output::plain_batch(&batch)?;
+                let names = batch.column(0).as_string::<i32>();
+                let kinds = batch.column(1).as_string::<i32>();
+                for i in 0..batch.num_rows() {
+                    if kinds.value(i) == "VIEW" {
+                        outln!("{} (view)", names.value(i));
+                    } else {
+                        outln!("{}", names.value(i));
+                    }
+                }
+            }
+        }
+        (".schema", name) => print_schema(name, false)?,
+        (".mode", Some(mode)) => {
+            settings.format = match mode {
+                "table" => OutputFormat::Table,
+                "csv" => OutputFormat::Csv,
+                "json" => OutputFormat::Json,
+                other => return Err(format!(".mode {other}: one of table, csv, json").into()),
+            }
+        }
+        (".timer", Some("on")) => settings.timer = true,
+        (".timer", Some("off")) => settings.timer = false,
+        (".read", Some(file)) => {
+            let sql = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+            shell_run(session, &sql, settings).await;
+        }
+        (".mode" | ".timer" | ".read", None) | (".timer", Some(_)) => {
+            return Err(format!("{command}: see .help for its argument").into());
+        }
+        _ => return Err(format!("unknown command {command}; .help lists them").into()),
+    }
+    Ok(true)
+}
+
 async fn shell(session: &ProfileSession) -> AnyResult<()> {
     let interactive = std::io::stdin().is_terminal();
     if interactive {
-        eprintln!("xprof-sql shell: SQL ending in `;`, `.tables`, `.schema [TABLE]`, `.quit`");
+        eprintln!("xprof-sql shell: SQL ending in `;`; `.help` for commands");
     }
+    let mut settings = ShellSettings {
+        format: OutputFormat::Table,
+        timer: false,
+    };
     let stdin = std::io::stdin();
     let mut buf = String::new();
     let prompt = |more: bool| {
@@ -354,22 +442,10 @@ async fn shell(session: &ProfileSession) -> AnyResult<()> {
         let line = line?;
         let trimmed = line.trim();
         if buf.is_empty() && trimmed.starts_with('.') {
-            let mut parts = trimmed.split_whitespace();
-            match parts.next() {
-                Some(".quit" | ".exit") => return Ok(()),
-                Some(".tables") => {
-                    for t in Table::ALL {
-                        outln!("{}", t.name());
-                    }
-                    for v in VIEWS {
-                        outln!("{} (view)", v.name);
-                    }
-                }
-                Some(".schema") => {
-                    let t = parts.next().and_then(Table::from_name);
-                    out!("{}", docs::text(t));
-                }
-                _ => eprintln!("commands: .tables  .schema [TABLE]  .quit"),
+            match shell_command(session, trimmed, &mut settings).await {
+                Ok(true) => {}
+                Ok(false) => return Ok(()),
+                Err(e) => eprintln!("error: {e}"),
             }
             prompt(false);
             continue;
@@ -377,15 +453,13 @@ async fn shell(session: &ProfileSession) -> AnyResult<()> {
         buf.push_str(&line);
         buf.push('\n');
         if trimmed.ends_with(';') {
-            if let Err(e) = query(session, &buf, OutputFormat::Table, None).await {
-                eprintln!("error: {e}");
-            }
+            shell_run(session, &buf, &settings).await;
             buf.clear();
         }
         prompt(!buf.is_empty());
     }
     if !buf.trim().is_empty() {
-        query(session, &buf, OutputFormat::Table, None).await?;
+        query(session, &buf, settings.format, None).await?;
     }
     Ok(())
 }

@@ -247,6 +247,60 @@ fn shell_runs_statements_from_stdin() {
     assert!(s.contains("| 391 |"), "{s}");
 }
 
+/// The shell's dot-commands: `.tables` from the catalog (views included),
+/// `.schema` for tables and views with an error for an unknown name,
+/// `.mode`, `.timer`, `.read`, and errors that leave the shell running.
+#[test]
+fn shell_dot_commands() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("q.sql");
+    std::fs::write(&script, "SELECT 40 + 2 AS answer;\n").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_xprof-sql"))
+        .args(["shell", &example()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = format!(
+        ".tables\n.schema op_profile\n.schema nope\n.mode csv\nSELECT count(*) AS n FROM events;\n\
+         .timer on\n.read {}\n.timer off\n.mode xml\n.bogus\n.help\nSELECT 7 AS seven;\n.quit\nSELECT 1;\n",
+        script.display()
+    );
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for line in [
+        "events",
+        "op_profile (view)",
+        "event_steps (view)",
+        "hlo_ops",
+    ] {
+        assert!(stdout.lines().any(|l| l == line), "{line}: {stdout}");
+    }
+    assert!(stdout.contains("view op_profile:"), "{stdout}");
+    assert!(stdout.contains("\nn\n391\n"), "csv mode: {stdout}");
+    assert!(stdout.contains("\nanswer\n42\n"), ".read: {stdout}");
+    assert!(stdout.contains("\nseven\n7\n"), "after errors: {stdout}");
+    assert!(!stdout.contains("\n1\n"), ".quit stops reading: {stdout}");
+    assert_eq!(stderr.matches("Run Time: ").count(), 1, "{stderr}");
+    assert!(stderr.contains("no table or view \"nope\""), "{stderr}");
+    assert!(
+        stderr.contains(".mode xml: one of table, csv, json"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("unknown command .bogus"), "{stderr}");
+    assert!(stderr.contains(".timer on|off"), ".help: {stderr}");
+}
+
 #[test]
 fn a_reader_that_stops_early_is_not_a_crash() {
     // `xprof-sql … | head`: stdout closes before the output is written.
