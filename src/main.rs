@@ -13,7 +13,7 @@ use xprof_sql::convert::batch;
 use xprof_sql::convert::reader::ConvertOptions;
 use xprof_sql::format::dataset::WriteOptions;
 use xprof_sql::format::{Table, docs};
-use xprof_sql::output::{OutputFormat, write_stream};
+use xprof_sql::output::{OutputFormat, write_stream, write_table_capped};
 use xprof_sql::query::views::VIEWS;
 use xprof_sql::query::{OpenOptions, ProfileSession, SessionOptions};
 
@@ -353,6 +353,17 @@ async fn query(
     format: OutputFormat,
     output: Option<&Path>,
 ) -> AnyResult<()> {
+    query_capped(session, sql, format, output, None).await
+}
+
+/// [`query`], with table output capped at `max_rows` rows when given.
+async fn query_capped(
+    session: &ProfileSession,
+    sql: &str,
+    format: OutputFormat,
+    output: Option<&Path>,
+    max_rows: Option<usize>,
+) -> AnyResult<()> {
     let stmts = statements(sql);
     if stmts.is_empty() {
         return Err("no SQL statement given".into());
@@ -367,9 +378,12 @@ async fn query(
     for stmt in &stmts {
         let df = session.sql(stmt).await?;
         let stream = df.execute_stream().await?;
-        match file_out.as_mut() {
-            Some(f) => write_stream(stream, format, f, output).await?,
-            None => write_stream(stream, format, &mut stdout.lock(), output).await?,
+        match (file_out.as_mut(), format, max_rows) {
+            (None, OutputFormat::Table, Some(max)) => {
+                write_table_capped(stream, &mut stdout.lock(), max).await?
+            }
+            (Some(f), _, _) => write_stream(stream, format, f, output).await?,
+            (None, _, _) => write_stream(stream, format, &mut stdout.lock(), output).await?,
         };
     }
     if let Some(mut f) = file_out {
@@ -384,6 +398,7 @@ const SHELL_HELP: &str = "\
 .schema [NAME]          columns of a table, SQL of a view; all tables without NAME
 .mode table|csv|json    how results print (default table)
 .timer on|off           print each statement's elapsed time
+.maxrows N              table mode shows at most N rows (default 100; 0: all)
 .read FILE              run the SQL statements in FILE
 .help                   this list
 .quit  .exit            leave (also Ctrl-D)";
@@ -392,13 +407,18 @@ const SHELL_HELP: &str = "\
 struct ShellSettings {
     format: OutputFormat,
     timer: bool,
+    /// Rows a table shows (`None`: all).
+    max_rows: Option<usize>,
 }
+
+/// Rows the shell's tables show unless `.maxrows` says otherwise.
+const SHELL_MAX_ROWS: usize = 100;
 
 /// Runs `sql` as the shell does: in the current mode, timed if asked.
 /// Errors are printed, not returned, so the shell goes on.
 async fn shell_run(session: &ProfileSession, sql: &str, settings: &ShellSettings) {
     let started = Instant::now();
-    if let Err(e) = query(session, sql, settings.format, None).await {
+    if let Err(e) = query_capped(session, sql, settings.format, None, settings.max_rows).await {
         eprintln!("error: {e}");
     }
     if settings.timer {
@@ -446,13 +466,19 @@ async fn shell_command(
                 other => return Err(format!(".mode {other}: one of table, csv, json").into()),
             }
         }
+        (".maxrows", Some(n)) => {
+            let n: usize = n
+                .parse()
+                .map_err(|_| format!(".maxrows {n}: a number of rows (0: all)"))?;
+            settings.max_rows = (n > 0).then_some(n);
+        }
         (".timer", Some("on")) => settings.timer = true,
         (".timer", Some("off")) => settings.timer = false,
         (".read", Some(file)) => {
             let sql = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
             shell_run(session, &sql, settings).await;
         }
-        (".mode" | ".timer" | ".read", None) | (".timer", Some(_)) => {
+        (".mode" | ".timer" | ".read" | ".maxrows", None) | (".timer", Some(_)) => {
             return Err(format!("{command}: see .help for its argument").into());
         }
         _ => return Err(format!("unknown command {command}; .help lists them").into()),
@@ -468,6 +494,7 @@ async fn shell(session: &ProfileSession) -> AnyResult<()> {
     let mut settings = ShellSettings {
         format: OutputFormat::Table,
         timer: false,
+        max_rows: Some(SHELL_MAX_ROWS),
     };
     let stdin = std::io::stdin();
     let mut buf = String::new();
@@ -498,7 +525,7 @@ async fn shell(session: &ProfileSession) -> AnyResult<()> {
         prompt(!buf.is_empty());
     }
     if !buf.trim().is_empty() {
-        query(session, &buf, settings.format, None).await?;
+        query_capped(session, &buf, settings.format, None, settings.max_rows).await?;
     }
     Ok(())
 }

@@ -59,6 +59,41 @@ pub fn plain_batch(batch: &RecordBatch) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new(schema, columns)?)
 }
 
+/// Writes `stream` as a text table of at most `max_rows` rows, reading the
+/// rest only to count it (memory holds the rows shown, not the result).
+/// A capped table ends with `N rows (M shown)`, as DuckDB's shell does.
+/// Returns the rows read.
+pub async fn write_table_capped(
+    mut stream: SendableRecordBatchStream,
+    out: &mut dyn Write,
+    max_rows: usize,
+) -> Result<usize> {
+    let mut rows = 0;
+    let mut shown = Vec::new();
+    while let Some(b) = stream.next().await {
+        let b = b?;
+        let keep = max_rows.saturating_sub(rows).min(b.num_rows());
+        if keep > 0 {
+            shown.push(plain_batch(&b.slice(0, keep))?);
+        }
+        rows += b.num_rows();
+    }
+    if shown.is_empty() {
+        shown.push(RecordBatch::new_empty(plain_schema(
+            stream.schema().as_ref(),
+        )));
+    }
+    writeln!(
+        out,
+        "{}",
+        arrow::util::pretty::pretty_format_batches(&shown)?
+    )?;
+    if rows > max_rows {
+        writeln!(out, "{rows} rows ({max_rows} shown)")?;
+    }
+    Ok(rows)
+}
+
 /// Streams `stream` to `out` in `format`; Parquet goes to `parquet_path`
 /// (written to a temporary name, renamed when complete). Returns the rows
 /// written.

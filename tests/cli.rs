@@ -264,7 +264,9 @@ fn shell_dot_commands() {
         .spawn()
         .unwrap();
     let input = format!(
-        ".tables\n.schema op_profile\n.schema nope\n.mode csv\nSELECT count(*) AS n FROM events;\n\
+        ".tables\n.schema op_profile\n.schema nope\n.maxrows 3\nSELECT event_id FROM events ORDER BY event_id;\n\
+         .maxrows 0\nSELECT event_id AS all_ids FROM events ORDER BY event_id;\n.maxrows x\n\
+         .mode csv\nSELECT count(*) AS n FROM events;\n\
          .timer on\n.read {}\n.timer off\n.mode xml\n.bogus\n.help\nSELECT 7 AS seven;\n.quit\nSELECT 1;\n",
         script.display()
     );
@@ -287,6 +289,14 @@ fn shell_dot_commands() {
         assert!(stdout.lines().any(|l| l == line), "{line}: {stdout}");
     }
     assert!(stdout.contains("view op_profile:"), "{stdout}");
+    // .maxrows 3: three rows, then the count; .maxrows 0: every row.
+    assert!(
+        stdout.contains("| 2        |\n+----------+\n391 rows (3 shown)\n"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("| 3        |\n+"), "{stdout}");
+    assert!(stdout.contains("| 390     |\n+---------+\n"), "{stdout}");
+    assert!(stderr.contains(".maxrows x: a number of rows"), "{stderr}");
     assert!(stdout.contains("\nn\n391\n"), "csv mode: {stdout}");
     assert!(stdout.contains("\nanswer\n42\n"), ".read: {stdout}");
     assert!(stdout.contains("\nseven\n7\n"), "after errors: {stdout}");
