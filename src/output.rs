@@ -105,24 +105,7 @@ pub async fn write_stream(
 ) -> Result<usize> {
     let mut rows = 0;
     match format {
-        OutputFormat::Table => {
-            let mut batches = Vec::new();
-            while let Some(b) = stream.next().await {
-                let b = plain_batch(&b?)?;
-                rows += b.num_rows();
-                batches.push(b);
-            }
-            if batches.is_empty() {
-                batches.push(RecordBatch::new_empty(plain_schema(
-                    stream.schema().as_ref(),
-                )));
-            }
-            writeln!(
-                out,
-                "{}",
-                arrow::util::pretty::pretty_format_batches(&batches)?
-            )?;
-        }
+        OutputFormat::Table => return write_table_capped(stream, out, usize::MAX).await,
         OutputFormat::Csv => {
             let mut w = arrow::csv::WriterBuilder::new()
                 .with_header(true)
