@@ -8,6 +8,10 @@
 //! threads onto these kinds (a Chrome-trace process is a `host` or a
 //! `gpu` device, a thread a `thread` or `stream` track).
 
+/// The `/host:metadata` event-metadata stat holding a program's
+/// `xla.HloProto` bytes (decoded into `hlo_instructions`).
+pub const HLO_PROTO_STAT: &str = "Hlo Proto";
+
 /// Kind of a device (an XPlane, a process), from its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -438,6 +438,92 @@ pub fn gpu_space(spec: &GpuSpec) -> XSpace {
     }
 }
 
+/// A GPU-shaped profile over real HLO modules: the `/host:metadata`
+/// programs of `sources` (real captures; a program id seen twice is kept
+/// once) and a `/device:GPU:0` plane whose one stream runs one kernel per
+/// instruction of every computation of every program, in proto order, with
+/// `hlo_op`, `program_id`, `hlo_module`, `correlation_id` and a `group_id`
+/// per program (so XProf never merges two programs' ops). The device plane
+/// is synthetic; the HLO is not. XProf reads it as a GPU profile and
+/// names every op from the HLO, which makes it the oracle for
+/// `hlo_instructions`' category, expression, framework op and source.
+pub fn gpu_space_over_hlo(sources: &[XSpace]) -> XSpace {
+    let mut meta = PlaneBuilder::new(1, "/host:metadata");
+    let mut programs: Vec<(u64, Vec<u8>)> = Vec::new();
+    for space in sources {
+        for plane in space.planes.iter().filter(|p| p.name == "/host:metadata") {
+            let mut ids: Vec<&i64> = plane.event_metadata.keys().collect();
+            ids.sort();
+            for id in ids {
+                let m = &plane.event_metadata[id];
+                let stat = |name: &str| {
+                    m.stats.iter().find(|s| {
+                        plane
+                            .stat_metadata
+                            .get(&(s.metadata_id as i64))
+                            .is_some_and(|sm| sm.name == name)
+                    })
+                };
+                let (Some(proto), Some(program)) = (stat("Hlo Proto"), stat("program_id")) else {
+                    continue;
+                };
+                let (Some(x_stat::Value::BytesValue(bytes)), Some(x_stat::Value::Uint64Value(pid))) =
+                    (&proto.value, &program.value)
+                else {
+                    continue;
+                };
+                if programs.iter().any(|(p, _)| p == pid) {
+                    continue;
+                }
+                let stats = vec![
+                    meta.stat("Hlo Proto", x_stat::Value::BytesValue(bytes.clone())),
+                    meta.stat("program_id", x_stat::Value::Uint64Value(*pid)),
+                ];
+                meta.event_metadata(&m.name, "", stats);
+                programs.push((*pid, bytes.clone()));
+            }
+        }
+    }
+    let mut gpu = PlaneBuilder::new(20, "/device:GPU:0");
+    gpu.plane_stat("device_vendor", x_stat::Value::StrValue("Nvidia".into()));
+    gpu.plane_stat("clock_rate", x_stat::Value::Uint64Value(1_980_000));
+    gpu.plane_stat("core_count", x_stat::Value::Uint64Value(132));
+    gpu.plane_stat("compute_cap_major", x_stat::Value::Uint64Value(9));
+    let mut rng = Rng::new(17);
+    let mut events = Vec::new();
+    let mut ts_ps = 0i64;
+    let mut correlation: u64 = 1;
+    for (group, (pid, bytes)) in programs.iter().enumerate() {
+        let Ok(module) = crate::xspace::hlo::HloModule::decode(bytes) else {
+            continue;
+        };
+        for instr in module.computations.iter().flat_map(|c| &c.instructions) {
+            let md = gpu.event_metadata(&format!("kernel_{}", instr.name), "", vec![]);
+            let stats = vec![
+                gpu.stat("hlo_op", x_stat::Value::StrValue(instr.name.to_string())),
+                gpu.stat("program_id", x_stat::Value::Uint64Value(*pid)),
+                gpu.stat(
+                    "hlo_module",
+                    x_stat::Value::StrValue(module.name.to_string()),
+                ),
+                gpu.stat("correlation_id", x_stat::Value::Uint64Value(correlation)),
+                gpu.stat("group_id", x_stat::Value::Int64Value(group as i64)),
+            ];
+            let duration_ps = rng.range(1_000_000, 5_000_000);
+            ts_ps += rng.range(100_000, 500_000);
+            events.push(event(md, ts_ps, duration_ps, stats));
+            ts_ps += duration_ps;
+            correlation += 1;
+        }
+    }
+    gpu.line(line(7, "Stream #7(Compute)", 2_000, events));
+    XSpace {
+        planes: vec![meta.finish(), gpu.finish(), task_environment()],
+        hostnames: vec!["synthetic-gpu-hlo".into()],
+        ..Default::default()
+    }
+}
+
 /// Writes a large synthetic TPU-shaped XSpace of about `target_bytes` to
 /// `out`, one plane at a time (memory stays near one plane's size, not the
 /// file's): planes of `ops_per_step` ops, repeated until the size is

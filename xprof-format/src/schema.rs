@@ -15,7 +15,7 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 /// 2: events are numbered in `(track_id, ts_ps)` order and every table is
 /// written in its declared order (version 1 files could break the order
 /// they declared, so they are refused rather than trusted).
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 /// Parquet key-value metadata key holding [`SCHEMA_VERSION`].
 pub const SCHEMA_VERSION_KEY: &str = "xprof_sql.schema_version";
@@ -165,11 +165,13 @@ pub enum Table {
     Flows,
     /// The static HLO op table.
     HloOps,
+    /// Instructions of the HLO modules in `/host:metadata`.
+    HloInstructions,
 }
 
 impl Table {
     /// Every table, in documentation order.
-    pub const ALL: [Table; 12] = [
+    pub const ALL: [Table; 13] = [
         Table::Traces,
         Table::Devices,
         Table::DeviceArgs,
@@ -182,6 +184,7 @@ impl Table {
         Table::Counters,
         Table::Flows,
         Table::HloOps,
+        Table::HloInstructions,
     ];
 
     /// The table's description.
@@ -199,6 +202,7 @@ impl Table {
             Table::Counters => &COUNTERS,
             Table::Flows => &FLOWS,
             Table::HloOps => &HLO_OPS,
+            Table::HloInstructions => &HLO_INSTRUCTIONS,
         }
     }
 
@@ -862,6 +866,133 @@ pub static HLO_OPS: TableDef = TableDef {
         col("bytes_accessed", Int64, true, "Stat `bytes_accessed`."),
         col("tf_op", Utf8, true, "Stat `tf_op`."),
         col("source", Utf8, true, "Stat `source`."),
+    ],
+};
+
+/// `hlo_instructions`.
+pub static HLO_INSTRUCTIONS: TableDef = TableDef {
+    name: "hlo_instructions",
+    doc: "Every instruction of every HLO module stored in `/host:metadata` (the `Hlo Proto` stat of its event metadata, decoded; the bytes stay in `metadata_args`). A device op joins its instruction on `(trace_id, program_id, name)` = the op's `program_id` and `hlo_op`. Category, expression, framework op and source are derived from the instruction as XProf derives them.",
+    sort_by: &["device_id", "metadata_id"],
+    columns: &[
+        TRACE_ID,
+        DEVICE_ID,
+        col(
+            "metadata_id",
+            Int64,
+            false,
+            "Event metadata of `/host:metadata` whose `Hlo Proto` stat holds the module; joins `metadata_args`.",
+        ),
+        col(
+            "program_id",
+            Int64,
+            true,
+            "Stat `program_id` of that metadata, else `HloModuleProto.id`.",
+        ),
+        col("hlo_module", Utf8, false, "`HloModuleProto.name`."),
+        col(
+            "computation",
+            Utf8,
+            false,
+            "Name of the computation holding the instruction.",
+        ),
+        col(
+            "computation_role",
+            DictUtf8,
+            false,
+            "`entry` (the module's entry computation), `fused` (the body of a `fusion` instruction), or `called` (any other computation: reductions, loop bodies, ...).",
+        ),
+        col("instruction_id", Int64, false, "`HloInstructionProto.id`."),
+        col(
+            "name",
+            Utf8,
+            false,
+            "Instruction name; what `hlo_op` stats name.",
+        ),
+        col(
+            "opcode",
+            DictUtf8,
+            false,
+            "HLO opcode (`fusion`, `custom-call`, `dot`, ...).",
+        ),
+        col(
+            "category",
+            DictUtf8,
+            false,
+            "XLA's category of the instruction (`HloInstruction::ToCategory`): `data formatting`, `non-fusion elementwise`, or the opcode.",
+        ),
+        col(
+            "expression",
+            Utf8,
+            false,
+            "The instruction as HLO text, printed as XProf prints it (operand shapes, no metadata or backend config), cut at 1000 bytes.",
+        ),
+        col(
+            "shape",
+            Utf8,
+            false,
+            "Result shape with layout, e.g. `f32[1024]{0}`.",
+        ),
+        col(
+            "operands",
+            ListUtf8,
+            false,
+            "Operand instruction names, in order.",
+        ),
+        col(
+            "called_computations",
+            ListUtf8,
+            false,
+            "Names of the computations the instruction calls (fused body, reducer, loop body, ...).",
+        ),
+        col(
+            "fusion_kind",
+            Utf8,
+            true,
+            "`kLoop`, `kInput`, `kOutput` or `kCustom` for fusions.",
+        ),
+        col(
+            "custom_call_target",
+            Utf8,
+            true,
+            "Target of a `custom-call`.",
+        ),
+        col(
+            "op_type",
+            Utf8,
+            true,
+            "`OpMetadata.op_type`; NULL when empty.",
+        ),
+        col(
+            "op_name",
+            Utf8,
+            true,
+            "`OpMetadata.op_name`; NULL when empty.",
+        ),
+        col(
+            "tf_op",
+            Utf8,
+            false,
+            "Framework op as XProf names it: `op_name:op_type`; empty when the instruction has neither.",
+        ),
+        col(
+            "deduplicated_name",
+            Utf8,
+            true,
+            "`OpMetadata.deduplicated_name`; NULL when empty.",
+        ),
+        col(
+            "source",
+            Utf8,
+            true,
+            "`file:line` of the instruction: `OpMetadata.source_file`/`source_line`, else the innermost frame of its stack.",
+        ),
+        col(
+            "source_stack",
+            Utf8,
+            true,
+            "The instruction's Python stack from the module's stack frame index, innermost first, one `file:line:column` per line.",
+        ),
     ],
 };
 

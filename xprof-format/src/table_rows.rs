@@ -447,6 +447,35 @@ table_row! {
     }
 }
 
+table_row! {
+    /// One row of `hlo_instructions`.
+    HloInstructionRow<'a> => HloInstructions {
+        trace_id: i32,
+        device_id: i32,
+        metadata_id: i64,
+        program_id: Option<i64>,
+        hlo_module: &'a str,
+        computation: &'a str,
+        computation_role: &'a str,
+        instruction_id: i64,
+        name: &'a str,
+        opcode: &'a str,
+        category: &'a str,
+        expression: &'a str,
+        shape: &'a str,
+        operands: &'a [String],
+        called_computations: &'a [String],
+        fusion_kind: Option<&'a str>,
+        custom_call_target: Option<&'a str>,
+        op_type: Option<&'a str>,
+        op_name: Option<&'a str>,
+        tf_op: &'a str,
+        deduplicated_name: Option<&'a str>,
+        source: Option<&'a str>,
+        source_stack: Option<&'a str>,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -474,6 +503,10 @@ mod tests {
         assert_eq!(fix(CounterRow::columns()), name(Table::Counters));
         assert_eq!(fix(FlowRow::columns()), name(Table::Flows));
         assert_eq!(fix(HloOpRow::columns()), name(Table::HloOps));
+        assert_eq!(
+            fix(HloInstructionRow::columns()),
+            name(Table::HloInstructions)
+        );
     }
 
     #[test]

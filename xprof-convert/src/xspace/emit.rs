@@ -7,10 +7,12 @@ use std::path::Path;
 
 use xprof_format::hash::{FxHashMap, FxHashSet};
 use xprof_format::table_rows::{
-    DeviceArgRow, DeviceRow, EventMetadataRow, HloOpRow, MetadataArgRow, StatMetadataRow,
+    DeviceArgRow, DeviceRow, EventMetadataRow, HloInstructionRow, HloOpRow, MetadataArgRow,
+    StatMetadataRow,
 };
 use xprof_format::{EventRow, Interner, StatValue, Sym};
 
+use super::hlo::HloModule;
 use super::malformed;
 use super::meta::{PlaneMeta, Promoted, StatKind, decode_stat, for_each_stat};
 use super::scan::{
@@ -19,7 +21,7 @@ use super::scan::{
 };
 use crate::assembler::{Pending, Placed, TraceAssembler, TraceInfo, Track, TrackSpec};
 use crate::error::{ConvertError, Result};
-use crate::names::{DeviceKind, LineKind, Role};
+use crate::names::{self, DeviceKind, LineKind, Role};
 use crate::pb::{PbError, PbResult};
 use crate::reader::ConvertOptions;
 
@@ -550,6 +552,8 @@ impl<'a> Decoder<'a> {
                 child_ids: &m.child_ids,
                 stat_count: m.stats.len() as i32,
             });
+            let mut hlo_proto: Option<&[u8]> = None;
+            let mut hlo_program_id: Option<i64> = None;
             for s in &m.stats {
                 let raw = decode_stat(*s).map_err(err)?;
                 let value = meta.resolve(raw.value).map_err(err)?;
@@ -557,6 +561,13 @@ impl<'a> Decoder<'a> {
                     Some(st) => Cow::Borrowed(st.name.as_ref()),
                     None => Cow::Owned(format!("#{}", raw.metadata_id)),
                 };
+                if ctx.kind == DeviceKind::Metadata {
+                    match (key.as_ref(), &value) {
+                        (names::HLO_PROTO_STAT, StatValue::Bytes(b)) => hlo_proto = Some(b),
+                        ("program_id", v) => hlo_program_id = v.as_i64(),
+                        _ => {}
+                    }
+                }
                 asm.device_row(&MetadataArgRow {
                     trace_id,
                     device_id,
@@ -564,6 +575,9 @@ impl<'a> Decoder<'a> {
                     key: &key,
                     value,
                 });
+            }
+            if let Some(bytes) = hlo_proto {
+                hlo_instruction_rows(asm, device_id, id, hlo_program_id, bytes, &m.name);
             }
             let p = &m.promoted;
             if p.has_cost_model() || (ctx.kind.is_accelerator() && ctx.op_metadata.contains(&id)) {
@@ -622,6 +636,83 @@ impl<'a> Decoder<'a> {
             stat_count: plane.stats.len() as i32,
         })
     }
+}
+
+/// `hlo_instructions` rows of one `Hlo Proto` stat. A proto that does not
+/// decode is kept as bytes in `metadata_args` and named in
+/// `traces.converter_warnings`; the conversion goes on, as XProf's does.
+fn hlo_instruction_rows(
+    asm: &mut TraceAssembler<'_>,
+    device_id: i32,
+    metadata_id: i64,
+    program_id: Option<i64>,
+    bytes: &[u8],
+    metadata_name: &str,
+) {
+    let module = match HloModule::decode(bytes) {
+        Ok(m) => m,
+        Err(e) => {
+            asm.warn(format!(
+                "/host:metadata `{metadata_name}`: Hlo Proto not decoded ({e}); kept as bytes"
+            ));
+            return;
+        }
+    };
+    let trace_id = asm.trace_id();
+    let program_id = program_id.or(Some(module.id));
+    let roles = module.computation_roles();
+    for (computation, role) in module.computations.iter().zip(roles) {
+        for instr in &computation.instructions {
+            let name_of = |id: &i64| {
+                module
+                    .instruction(*id)
+                    .map(|i| i.name.to_string())
+                    .unwrap_or_else(|| format!("#{id}"))
+            };
+            let operands: Vec<String> = instr.operand_ids.iter().map(name_of).collect();
+            let called: Vec<String> = instr
+                .called_computation_ids
+                .iter()
+                .map(|id| {
+                    module
+                        .computation(*id)
+                        .map(|c| c.name.to_string())
+                        .unwrap_or_else(|| format!("#{id}"))
+                })
+                .collect();
+            let stack = module.stack(instr);
+            let source = module.source(instr, &stack);
+            asm.device_row(&HloInstructionRow {
+                trace_id,
+                device_id,
+                metadata_id,
+                program_id,
+                hlo_module: &module.name,
+                computation: &computation.name,
+                computation_role: role.name(),
+                instruction_id: instr.id,
+                name: &instr.name,
+                opcode: &instr.opcode,
+                category: &module.category(instr),
+                expression: &module.expression(instr),
+                shape: &module.shape_text(instr),
+                operands: &operands,
+                called_computations: &called,
+                fusion_kind: non_empty(&instr.fusion_kind),
+                custom_call_target: non_empty(&instr.custom_call_target),
+                op_type: non_empty(&instr.op_type),
+                op_name: non_empty(&instr.op_name),
+                tf_op: &instr.tf_op(),
+                deduplicated_name: non_empty(&instr.deduplicated_name),
+                source: source.as_deref(),
+                source_stack: non_empty(&stack),
+            });
+        }
+    }
+}
+
+fn non_empty(s: &str) -> Option<&str> {
+    (!s.is_empty()).then_some(s)
 }
 
 fn each_event<'a>(

@@ -17,6 +17,7 @@
 //! the end of the trace to pair them.
 
 mod emit;
+pub mod hlo;
 mod inspect;
 pub(crate) mod meta;
 pub(crate) mod scan;
