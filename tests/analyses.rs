@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use prost::Message;
-use xprof_sql::convert::synthetic::{TpuSpec, tpu_space};
+use xprof_sql::convert::synthetic::{TpuSpec, gpu_space_over_hlo, tpu_space};
 
 /// The synthetic TPU profile XProf's TPU answers were computed on
 /// (`tests/fixtures/tpu/expected/`). The input is synthetic (no TPU here):
@@ -25,6 +25,38 @@ fn synthetic_tpu_fixture_is_the_generators_output() {
         committed == bytes,
         "{} differs from tpu_space(TpuSpec::default()); rerun with XPROF_SQL_BLESS=1 \
          and regenerate tests/fixtures/tpu/expected/ (README there)",
+        path.display()
+    );
+}
+
+/// The synthetic GPU profile over real HLO modules that XProf's
+/// `synthetic_gpu_hlo.tool.hlo_stats.json` was computed on: the device
+/// plane is synthetic (one kernel per HLO instruction), the HLO protos are
+/// the real ones of jax_gpu (H200) and jax_cpu_mlp_20steps_w256 (CPU).
+/// The committed file must be what the generator writes today;
+/// `XPROF_SQL_BLESS=1` rewrites it.
+#[test]
+fn synthetic_gpu_hlo_fixture_is_the_generators_output() {
+    let sources: Vec<_> = [
+        "gpu/jax_gpu.xplane.pb",
+        "xspace/jax_cpu_mlp_20steps_w256.xplane.pb",
+    ]
+    .iter()
+    .map(|rel| {
+        let bytes = std::fs::read(fixture(rel)).unwrap();
+        xprof_sql::format::wire::XSpace::decode(bytes.as_slice()).unwrap()
+    })
+    .collect();
+    let bytes = gpu_space_over_hlo(&sources).encode_to_vec();
+    let path = fixture("gpu/synthetic_gpu_hlo.xplane.pb");
+    if std::env::var_os("XPROF_SQL_BLESS").is_some() {
+        std::fs::write(&path, &bytes).unwrap();
+    }
+    let committed = std::fs::read(&path).expect("committed fixture");
+    assert!(
+        committed == bytes,
+        "{} differs from gpu_space_over_hlo(jax_gpu, jax_cpu_mlp_20steps_w256); rerun with \
+         XPROF_SQL_BLESS=1 and regenerate its expected file (tests/fixtures/gpu/README.md)",
         path.display()
     );
 }
@@ -84,7 +116,19 @@ fn expected(fixture_rel: &str, suffix: &str) -> (PathBuf, Value) {
         .unwrap()
         .join("expected")
         .join(format!("{stem}.{suffix}"));
-    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    // Large answers are committed gzipped (`<stem>.<suffix>.gz`).
+    let gz = file.with_file_name(format!("{stem}.{suffix}.gz"));
+    let text = if gz.exists() {
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut flate2::read::GzDecoder::new(std::fs::File::open(&gz).unwrap()),
+            &mut text,
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", gz.display()));
+        text
+    } else {
+        std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+    };
     (path, serde_json::from_str(&text).unwrap())
 }
 
@@ -127,6 +171,65 @@ fn text(v: Option<&Value>) -> String {
     }
 }
 
+/// The text of XProf's `source_info` cell: `<div class='source-info-cell'
+/// title='STACK'>file:line</div>` or plain text.
+fn source_cell_text(cell: &str) -> String {
+    match (cell.rfind("'>"), cell.rfind("</div>")) {
+        (Some(open), Some(close)) if open + 2 <= close => cell[open + 2..close].to_string(),
+        _ => cell.to_string(),
+    }
+}
+
+/// Every HLO instruction of the real modules in synthetic_gpu_hlo against
+/// XProf 2.24.2's hlo_stats row for it (XProf names each op from the
+/// instruction: `HloInstruction::ToCategory`, `ToString` with its print
+/// options, `TfOpFullname`, the source of the metadata or stack). The
+/// device plane is synthetic, the HLO real (jax_gpu on an H200 and a CPU
+/// MLP). Keyed by (program, instruction), so one wrong field names itself.
+#[tokio::test]
+async fn hlo_instructions_are_xprofs() {
+    let (path, xprof) = expected("gpu/synthetic_gpu_hlo.xplane.pb", "tool.hlo_stats.json");
+    let want = gviz_rows(&xprof);
+    let got = rows(
+        &path,
+        "SELECT program_id, name, category, expression, tf_op, source \
+         FROM hlo_instructions ORDER BY program_id, name",
+    )
+    .await;
+    let mut ours = std::collections::HashMap::new();
+    for g in &got {
+        ours.insert((text(g.get("program_id")), text(g.get("name"))), g);
+    }
+    // Every instruction ran once, so XProf has a row for each.
+    assert_eq!(got.len(), want.len(), "instructions");
+    let mut wrong = Vec::new();
+    for w in &want {
+        let key = (text(w.get("program_id")), text(w.get("hlo_op_name")));
+        let g = ours
+            .get(&key)
+            .unwrap_or_else(|| panic!("{key:?} not in hlo_instructions"));
+        for (col, theirs) in [
+            ("category", text(w.get("category"))),
+            ("expression", text(w.get("hlo_op_expression"))),
+            ("tf_op", text(w.get("tf_op_name"))),
+            ("source", source_cell_text(&text(w.get("source_info")))),
+        ] {
+            if text(g.get(col)) != theirs {
+                wrong.push(format!(
+                    "{key:?} {col}:\n  ours  {}\n  XProf {theirs}",
+                    text(g.get(col))
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} differences:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
 /// Within 0.1% (the issue's tolerance for times), or both near zero.
 fn close(what: &str, ours: f64, xprof: f64) {
     let tolerance = 1e-3 * xprof.abs().max(ours.abs()) + 1e-9;
@@ -138,21 +241,27 @@ fn close(what: &str, ours: f64, xprof: f64) {
 
 /// XProf 2.24.2's hlo_stats tool (`<stem>.tool.hlo_stats.json`, made by
 /// tests/fixtures/make_view_expected.py) against the `hlo_stats` view, row
-/// by row in rank order. TPU (synthetic): every column. GPU (real H200):
-/// XProf takes the category, expression and framework op of a GPU op from
-/// the HLO proto in `/host:metadata`, which the tables do not decode yet,
-/// so those three are not compared there; XProf also drops a GPU op whose
-/// `hlo_op` is not an instruction of its program (jax_gpu's kernels all
-/// name the CUDA-graph `command_buffer_1`), which the view keeps, so the
-/// jax_gpu comparison covers what XProf reports (nothing) only by name.
-/// CPU: XProf has no device ops; the view's rows there are the host's XLA
-/// ops, an addition.
+/// by row in rank order, every column. TPU (synthetic): from the op
+/// metadata's stats. GPU: category, expression, framework op and source
+/// come from the HLO instruction (`hlo_instructions`), and an op that is no
+/// instruction of its program is left out, as XProf does: the real jax_gpu
+/// capture's kernels all name the CUDA graph `command_buffer_1`, so both
+/// sides are empty there; synthetic_gpu_hlo runs one kernel per
+/// instruction of real modules. CPU: XProf has no device ops; the view's
+/// rows there are the host's XLA ops, an addition.
 #[tokio::test]
 async fn hlo_stats_is_xprofs() {
-    for (rel, compare_text) in [
+    // `compare_cost`: on synthetic_gpu_hlo the kernels carry no `flops` /
+    // `bytes_accessed` stats, and XProf runs XLA's GPU cost model over the
+    // HLO instead (rates, and `bound_by` from its memory breakdown, e.g.
+    // `Shm/L1`); the tables carry what the profile measured, not a cost
+    // model, so rates and `bound_by` are compared where the profile has
+    // them.
+    for (rel, compare_cost) in [
         ("tpu/synthetic_tpu.xplane.pb", true),
-        ("gpu/jax_pallas.xplane.pb", false),
-        ("gpu/jax_gpu.xplane.pb", false),
+        ("gpu/jax_pallas.xplane.pb", true),
+        ("gpu/jax_gpu.xplane.pb", true),
+        ("gpu/synthetic_gpu_hlo.xplane.pb", false),
         ("xspace/jax_cpu_mlp_5steps_w128.xplane.pb", true),
         ("xspace/jax_cpu_mlp_20steps_w256.xplane.pb", true),
         ("xspace/jax_cpu_nested_4steps.xplane.pb", true),
@@ -161,8 +270,7 @@ async fn hlo_stats_is_xprofs() {
         let want = gviz_rows(&xprof);
         let got = rows(
             &path,
-            "SELECT * FROM hlo_stats WHERE device_kind <> 'host' \
-             AND hlo_op <> 'command_buffer_1' ORDER BY rank",
+            "SELECT * FROM hlo_stats WHERE device_kind <> 'host' ORDER BY rank",
         )
         .await;
         assert_eq!(got.len(), want.len(), "{rel}: rows");
@@ -176,16 +284,21 @@ async fn hlo_stats_is_xprofs() {
                 "{at}"
             );
             assert_eq!(num(g.get("occurrences")), num(w.get("occurrences")), "{at}");
-            if compare_text {
-                assert_eq!(text(g.get("category")), text(w.get("category")), "{at}");
-                assert_eq!(
-                    text(g.get("expression")),
-                    text(w.get("hlo_op_expression")),
-                    "{at}"
-                );
-                assert_eq!(text(g.get("tf_op")), text(w.get("tf_op_name")), "{at}");
+            assert_eq!(text(g.get("category")), text(w.get("category")), "{at}");
+            assert_eq!(
+                text(g.get("expression")),
+                text(w.get("hlo_op_expression")),
+                "{at}"
+            );
+            assert_eq!(text(g.get("tf_op")), text(w.get("tf_op_name")), "{at}");
+            if compare_cost {
                 assert_eq!(text(g.get("bound_by")), text(w.get("bound_by")), "{at}");
             }
+            assert_eq!(
+                text(g.get("source")),
+                source_cell_text(&text(w.get("source_info"))),
+                "{at}"
+            );
             for (ours, theirs) in [
                 ("total_time_us", "total_time"),
                 ("avg_time_us", "avg_time"),
@@ -203,7 +316,7 @@ async fn hlo_stats_is_xprofs() {
                     num(w.get(theirs)),
                 );
             }
-            if compare_text {
+            if compare_cost {
                 for (ours, theirs) in [
                     ("model_gflops_per_s", "model_flop_rate"),
                     ("measured_gflops_per_s", "normalized_flop_rate"),
@@ -222,12 +335,10 @@ async fn hlo_stats_is_xprofs() {
 }
 
 /// XProf 2.24.2's kernel_stats tool against the `kernel_stats` view on the
-/// real GPU captures: every column, row by row. The CPU and TPU fixtures
-/// have no GPU kernels: both sides are empty. One known gap: when the
-/// kernel's HLO instruction is in the program's HLO proto, XProf names the
-/// op from the instruction's metadata (jax_pallas: `jit(add)/pallas_call`);
-/// the view uses the event's `tf_op` stat (`XlaModule:` there), because
-/// the HLO protos in `/host:metadata` are kept as bytes, not decoded.
+/// real GPU captures: every column, row by row (the op of a kernel whose
+/// HLO instruction is known is named from the instruction's metadata, as
+/// XProf: jax_pallas's `jit(add)/pallas_call`). The CPU and TPU fixtures
+/// have no GPU kernels: both sides are empty.
 #[tokio::test]
 async fn kernel_stats_is_xprofs() {
     for rel in [
@@ -252,9 +363,6 @@ async fn kernel_stats_is_xprofs() {
                 "is_kernel_using_tensor_core",
                 "op_name",
             ] {
-                if col == "op_name" && rel.contains("jax_pallas") {
-                    continue;
-                }
                 assert_eq!(text(g.get(col)), text(w.get(col)), "{at} {col}");
             }
             for col in [
@@ -449,36 +557,23 @@ async fn step_stats_are_xprofs_step_times() {
 }
 
 /// XProf 2.24.2's framework_op_stats (`[0]`, the table with idle) against
-/// the `framework_op_stats` view. XProf's fractions are compared as
-/// percentages. Host rows, their IDLE row and percentages on every
-/// fixture; host ranks where the device rows are XProf's too. Not compared
-/// on GPUs: the device rows, whose framework op XProf reads from the HLO proto (the
-/// view has the kernels' `tf_op` stat, and keeps jax_gpu's kernels that
-/// XProf drops), except jax_pallas' device IDLE row, the same on both.
+/// the `framework_op_stats` view, every row. XProf's fractions are
+/// compared as percentages. GPU device rows name the framework op of each
+/// op's HLO instruction, as XProf (jax_pallas: `jit(add)/pallas_call`;
+/// jax_gpu's kernels are no instruction of their program, so only IDLE).
 #[tokio::test]
 async fn framework_op_stats_is_xprofs() {
-    for (rel, device_rows) in [
-        ("tpu/synthetic_tpu.xplane.pb", "all"),
-        ("gpu/jax_pallas.xplane.pb", "idle"),
-        ("gpu/jax_gpu.xplane.pb", "none"),
-        ("xspace/jax_cpu_mlp_5steps_w128.xplane.pb", "all"),
-        ("xspace/jax_cpu_mlp_20steps_w256.xplane.pb", "all"),
-        ("xspace/jax_cpu_nested_4steps.xplane.pb", "all"),
+    for rel in [
+        "tpu/synthetic_tpu.xplane.pb",
+        "gpu/jax_pallas.xplane.pb",
+        "gpu/jax_gpu.xplane.pb",
+        "xspace/jax_cpu_mlp_5steps_w128.xplane.pb",
+        "xspace/jax_cpu_mlp_20steps_w256.xplane.pb",
+        "xspace/jax_cpu_nested_4steps.xplane.pb",
     ] {
         let (path, xprof) = expected(rel, "tool.framework_op_stats.json");
-        let keep = |host_or_device: &str, operation: &str| match host_or_device {
-            "Host" => true,
-            _ => device_rows == "all" || (device_rows == "idle" && operation == "IDLE"),
-        };
-        let want: Vec<Row> = gviz_rows(&xprof[0])
-            .into_iter()
-            .filter(|r| keep(&text(r.get("host_or_device")), &text(r.get("operation"))))
-            .collect();
-        let got: Vec<Row> = rows(&path, "SELECT * FROM framework_op_stats ORDER BY rank")
-            .await
-            .into_iter()
-            .filter(|r| keep(&text(r.get("host_or_device")), &text(r.get("operation"))))
-            .collect();
+        let want: Vec<Row> = gviz_rows(&xprof[0]);
+        let got: Vec<Row> = rows(&path, "SELECT * FROM framework_op_stats ORDER BY rank").await;
         let names = |rs: &[Row]| -> Vec<String> {
             rs.iter()
                 .map(|r| {
@@ -502,10 +597,8 @@ async fn framework_op_stats_is_xprofs() {
                     num(w.get(col)),
                 );
             }
+            assert_eq!(num(g.get("rank")), num(w.get("rank")), "{at}");
             if text(w.get("host_or_device")) == "Host" {
-                if device_rows == "all" {
-                    assert_eq!(num(g.get("rank")), num(w.get("rank")), "{at}");
-                }
                 for (ours, theirs) in [
                     ("self_time_pct", "host_total_self_time_percent"),
                     (
@@ -521,7 +614,6 @@ async fn framework_op_stats_is_xprofs() {
                 }
             }
             if text(w.get("host_or_device")) == "Device" {
-                assert_eq!(num(g.get("rank")), num(w.get("rank")), "{at}");
                 assert_eq!(text(g.get("bound_by")), text(w.get("bound_by")), "{at}");
                 for (ours, theirs, scale) in [
                     ("self_time_pct", "device_total_self_time_percent", 100.0),
@@ -628,10 +720,9 @@ fn op_profile_nodes(root: &Value) -> Vec<(i64, &Value)> {
 /// `op_profile` view: the same nodes in the same depth-first order, with
 /// time, occurrences, child counts, FLOPs and FLOP utilization equal, in
 /// both of XProf's trees (with IDLE, where utilization is weighted by the
-/// share of device time, and without). TPU: synthetic input, every node.
-/// GPU (real H200 Pallas kernel): XProf takes a GPU op's category from the
-/// HLO proto, which the tables do not decode yet (the category is empty
-/// here; XProf says `custom-call`), so category names are not compared.
+/// share of device time, and without). TPU: synthetic input. GPU (real
+/// H200 Pallas kernel): the category (`custom-call`) comes from the HLO
+/// instruction, as XProf.
 #[tokio::test]
 async fn op_profile_is_xprofs() {
     for fixture in ["tpu/synthetic_tpu.xplane.pb", "gpu/jax_pallas.xplane.pb"] {
@@ -650,9 +741,7 @@ async fn op_profile_is_xprofs() {
             let name = text(w.get("name"));
             let at = format!("{fixture} {name}");
             assert_eq!(num(g.get("depth")), *depth as f64, "{at}: depth");
-            if kind != "category" || fixture.starts_with("tpu/") {
-                assert_eq!(text(g.get("name")), name, "{fixture}: node order");
-            }
+            assert_eq!(text(g.get("name")), name, "{fixture}: node order");
             let m = &w["metrics"];
             let time_ps = num(g.get("time_ps"));
             assert_eq!(time_ps, num(m.get("rawTime")), "{at}: time");

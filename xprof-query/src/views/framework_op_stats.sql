@@ -23,6 +23,20 @@ WITH device_side AS (
   FROM hlo_stats
   WHERE device_kind <> 'host'
 ),
+-- The device time (idle included) of each trace: hlo_stats' denominator;
+-- where no device op is an hlo_stats row (GPU kernels that are no HLO
+-- instruction of their program, left out as XProf leaves them) the whole
+-- span of the device's ops, all of it idle, as XProf.
+device_time AS (
+  SELECT trace_id, max(device_time_us) AS device_time_us
+  FROM device_side GROUP BY trace_id
+  UNION ALL
+  SELECT trace_id, sum(greatest(op_time_ps, span_ps)) / 1e6
+  FROM device_busy
+  WHERE device_kind <> 'host'
+    AND trace_id NOT IN (SELECT trace_id FROM device_side)
+  GROUP BY trace_id
+),
 device_rows AS (
   SELECT trace_id, 'Device' AS host_or_device, first_value(type) AS type, operation,
          max(occurrences) AS occurrences,
@@ -35,12 +49,13 @@ device_rows AS (
   FROM device_side
   GROUP BY trace_id, operation
   UNION ALL
-  SELECT trace_id, 'Device', 'IDLE', 'IDLE', 0,
-         max(device_time_us) - sum(total_self_time_us),
-         max(device_time_us) - sum(total_self_time_us),
-         NULL, NULL, NULL, NULL, NULL, max(device_time_us)
-  FROM device_side
-  GROUP BY trace_id
+  SELECT t.trace_id, 'Device', 'IDLE', 'IDLE', 0,
+         t.device_time_us - coalesce(o.self_us, 0),
+         t.device_time_us - coalesce(o.self_us, 0),
+         NULL, NULL, NULL, NULL, NULL, t.device_time_us
+  FROM device_time t
+  LEFT JOIN (SELECT trace_id, sum(total_self_time_us) AS self_us
+             FROM device_side GROUP BY trace_id) o ON o.trace_id = t.trace_id
 ),
 host_events AS (
   SELECT e.trace_id, e.event_id, e.parent_id, e.track_id, e.ts_ps, e.dur_ps, e.occurrences,

@@ -9,6 +9,9 @@
 -- `bound_by` compares FLOP/s and HBM bandwidth with the device's peaks
 -- (`peak_tflops`, `peak_hbm_gbps`); `device_time_us` is the trace's total
 -- device time, the percentages' denominator.
+-- GPU ops take category, expression, framework op and source from their
+-- HLO instruction (`hlo_instructions`), as XProf does, and an op that is no
+-- instruction of its (known) program is left out, as XProf does.
 -- Host rows (XLA on CPU) are an addition for traces without accelerator
 -- ops: XProf's tool is empty there.
 WITH accelerated AS (
@@ -64,10 +67,14 @@ per_op AS (
   SELECT o.trace_id, o.program_id,
          CASE WHEN o.device_kind = 'gpu' THEN split_part(o.hlo_op, '::', -1)
               ELSE coalesce(o.display_name, o.hlo_op) END AS hlo_op,
-         max(o.hlo_category) AS category,
-         max(h.expression) AS expression,
-         max(o.tf_op) AS tf_op,
-         max(h.source) AS source,
+         max(CASE WHEN o.device_kind = 'gpu' AND o.is_hlo_instruction
+                  THEN o.instruction_category ELSE o.hlo_category END) AS category,
+         max(CASE WHEN o.device_kind = 'gpu' AND o.is_hlo_instruction
+                  THEN o.instruction_expression ELSE h.expression END) AS expression,
+         max(CASE WHEN o.device_kind = 'gpu' AND o.is_hlo_instruction
+                  THEN o.instruction_tf_op ELSE o.tf_op END) AS tf_op,
+         max(CASE WHEN o.device_kind = 'gpu' AND o.is_hlo_instruction
+                  THEN o.instruction_source ELSE h.source END) AS source,
          max(o.device_kind) AS device_kind,
          sum(o.occurrences) AS occurrences,
          sum(o.time_ps) AS total_time_ps,
@@ -81,7 +88,8 @@ per_op AS (
   JOIN devices d ON d.trace_id = o.trace_id AND d.device_id = o.device_id
   LEFT JOIN hlo_ops h
     ON h.trace_id = o.trace_id AND h.device_id = o.device_id AND h.metadata_id = o.metadata_id
-  WHERE o.hlo_op IS NOT NULL OR o.device_kind <> 'gpu'
+  WHERE (o.hlo_op IS NOT NULL OR o.device_kind <> 'gpu')
+    AND NOT (o.device_kind = 'gpu' AND coalesce(o.is_hlo_instruction, true) = false)
   GROUP BY o.trace_id, o.program_id,
            CASE WHEN o.device_kind = 'gpu' THEN split_part(o.hlo_op, '::', -1)
                 ELSE coalesce(o.display_name, o.hlo_op) END

@@ -2,9 +2,11 @@
 -- kernel name, launch shape (grid, block, registers, shared memory), the
 -- framework op that launched it and the tensor-core flags. Only stream
 -- events with a `kernel_details` stat and a non-zero duration count. The
--- op is the framework op of the kernel's `tf_op` (`parse_tf_op`); it is
--- tensor-core eligible when a kernel with a `tf_op` uses tensor cores or
--- the op's name is one XProf lists (convolutions, MatMul, XlaDot, ...).
+-- op is the framework op of the kernel's HLO instruction when the trace
+-- holds it (`hlo_instructions.tf_op`), else of the kernel's `tf_op` stat
+-- (`parse_tf_op`), as XProf; it is tensor-core eligible when a kernel with
+-- a `tf_op` uses tensor cores or either op's name is one XProf lists
+-- (convolutions, MatMul, XlaDot, ...).
 -- Durations are whole ns as XProf keeps them (`dur_ps // 1000`); the
 -- occupancy is that of the group's first execution (not part of the key).
 WITH kernels AS (
@@ -13,7 +15,9 @@ WITH kernels AS (
          parse_kernel_details(a.details) AS k,
          coalesce(o.tf_op, '') <> '' AS has_tf_op,
          CASE WHEN coalesce(o.tf_op, '') = '' THEN ''
-              ELSE parse_tf_op(o.tf_op)['name'] END AS op_name,
+              ELSE parse_tf_op(o.tf_op)['name'] END AS event_op_name,
+         CASE WHEN o.is_hlo_instruction
+              THEN parse_tf_op(o.instruction_tf_op)['name'] END AS instruction_op_name,
          regexp_like(o.name, '16816|c1688|conv1x1|conv2d_c1_k1|dgrad_1x1_stride_2x2|direct_group|first_layer_wgrad_kernel|h1688|h884|hmma|i16832|i8816|s884|s1688|xmma_gemm|xmma_implicit_gemm|xmma_sparse_conv|xmma_sparse_gemm|xmma_warp_specialized_implicit_gemm') AS is_kernel_using_tensor_core
   FROM device_ops o
   JOIN (SELECT trace_id, event_id, max(str_value) AS details
@@ -23,10 +27,12 @@ WITH kernels AS (
   WHERE o.device_kind = 'gpu' AND o.dur_ps > 0
 ),
 shaped AS (
-  SELECT trace_id, event_id, kernel_name, ts_ps, dur_ns, op_name,
+  SELECT trace_id, event_id, kernel_name, ts_ps, dur_ns,
+         coalesce(instruction_op_name, event_op_name) AS op_name,
          is_kernel_using_tensor_core,
-         has_tf_op AND (is_kernel_using_tensor_core
-           OR regexp_like(op_name, '(Conv2D|Conv2DBackpropFilter|Conv2DBackpropInput|Conv3D|DepthwiseConv2dNative|DepthwiseConv2dNativeBackpropFilter|DepthwiseConv2dNativeBackpropInput|/MatMul|FusedMatMul|/CudnnRNN|XlaDot|XlaDotV2)$|BatchMatMul|CudnnRNNV|CudnnRNNForward|CudnnRNNBackprop'))
+         (has_tf_op AND (is_kernel_using_tensor_core
+                         OR regexp_like(event_op_name, '(Conv2D|Conv2DBackpropFilter|Conv2DBackpropInput|Conv3D|DepthwiseConv2dNative|DepthwiseConv2dNativeBackpropFilter|DepthwiseConv2dNativeBackpropInput|/MatMul|FusedMatMul|/CudnnRNN|XlaDot|XlaDotV2)$|BatchMatMul|CudnnRNNV|CudnnRNNForward|CudnnRNNBackprop')))
+         OR coalesce(regexp_like(instruction_op_name, '(Conv2D|Conv2DBackpropFilter|Conv2DBackpropInput|Conv3D|DepthwiseConv2dNative|DepthwiseConv2dNativeBackpropFilter|DepthwiseConv2dNativeBackpropInput|/MatMul|FusedMatMul|/CudnnRNN|XlaDot|XlaDotV2)$|BatchMatMul|CudnnRNNV|CudnnRNNForward|CudnnRNNBackprop'), false)
            AS is_op_tensor_core_eligible,
          coalesce(k['registers_per_thread'], 0) AS registers_per_thread,
          coalesce(k['static_shmem_bytes'], 0) AS static_shmem_bytes,
