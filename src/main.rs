@@ -39,6 +39,29 @@ struct Limits {
     /// Threads a query uses (default: the cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Run only statements that read: queries, EXPLAIN, SHOW, DESCRIBE. DDL,
+    /// DML, COPY, SET and table functions that read paths (read_profile)
+    /// are refused.
+    #[arg(long)]
+    read_only: bool,
+    /// Stop a statement that runs longer than this many seconds (e.g. `30`,
+    /// `0.5`): it fails with a clear error.
+    #[arg(long, value_parser = parse_seconds)]
+    timeout: Option<std::time::Duration>,
+}
+
+/// Seconds as a positive decimal number.
+fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
+    let secs: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !(secs > 0.0 && secs.is_finite()) {
+        return Err(format!(
+            "{s:?}: the timeout must be a positive number of seconds"
+        ));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
 }
 
 /// `123`, `64K`, `512M`, `2G` (powers of 1024; `KiB`, `MB`, … also read).
@@ -273,6 +296,8 @@ async fn open(
     let mut session = ProfileSession::with_limits(SessionOptions {
         memory_limit_bytes: limits.memory_limit,
         threads: limits.threads,
+        read_only: limits.read_only,
+        query_timeout: limits.timeout,
     })?;
     let options = OpenOptions {
         run,
@@ -376,8 +401,7 @@ async fn query_capped(
     };
     let stdout = std::io::stdout();
     for stmt in &stmts {
-        let df = session.sql(stmt).await?;
-        let stream = df.execute_stream().await?;
+        let stream = session.execute(stmt).await?;
         match (file_out.as_mut(), format, max_rows) {
             (None, OutputFormat::Table, Some(max)) => {
                 write_table_capped(stream, &mut stdout.lock(), max).await?

@@ -340,3 +340,51 @@ fn a_reader_that_stops_early_is_not_a_crash() {
         assert!(out.status.success(), "{args:?}: {err}");
     }
 }
+
+/// `--read-only` refuses writes and path-reading table functions with the
+/// statement named, exit code 1 and nothing on stdout, and still answers
+/// queries; `--timeout` stops a statement past its limit.
+#[test]
+fn read_only_and_timeout_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("copied.csv");
+    let copy = format!("COPY (SELECT 1) TO '{}'", target.display());
+    let (ok, out, err) = xprof_sql(&["query", &example(), "--read-only", "-e", &copy]);
+    assert!(!ok);
+    assert_eq!(out, "");
+    assert!(
+        err.contains("COPY is not allowed in a read-only session"),
+        "{err}"
+    );
+    assert!(!target.exists());
+    let read = format!("SELECT count(*) FROM read_profile('{}')", example());
+    let (ok, _, err) = xprof_sql(&["query", &example(), "--read-only", "-e", &read]);
+    assert!(!ok);
+    assert!(err.contains("table function read_profile()"), "{err}");
+    let (ok, out, err) = xprof_sql(&[
+        "query",
+        &example(),
+        "--read-only",
+        "--format",
+        "csv",
+        "-e",
+        "SELECT count(*) AS n FROM events",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.starts_with("n\n"), "{out}");
+    let (ok, out, err) = xprof_sql(&[
+        "query",
+        &example(),
+        "--timeout",
+        "0.2",
+        "-e",
+        "SELECT count(*) FROM events a, events b, events c, events d \
+         WHERE a.ts_ps + b.ts_ps + c.ts_ps = d.ts_ps",
+    ]);
+    assert!(!ok);
+    assert_eq!(out, "");
+    assert!(err.contains("time limit of 0.200 s"), "{err}");
+    let (ok, _, err) = xprof_sql(&["query", &example(), "--timeout=0", "-e", "SELECT 1"]);
+    assert!(!ok);
+    assert!(err.contains("positive number of seconds"), "{err}");
+}

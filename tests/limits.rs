@@ -38,6 +38,7 @@ async fn a_small_input_stays_in_memory_a_large_one_goes_through_a_dataset() {
     let mut limited = ProfileSession::with_limits(SessionOptions {
         memory_limit_bytes: Some(1 << 20),
         threads: Some(2),
+        ..Default::default()
     })
     .unwrap();
     limited
@@ -91,6 +92,7 @@ async fn a_query_over_the_memory_limit_spills_or_fails_cleanly() {
     let mut tight = ProfileSession::with_limits(SessionOptions {
         memory_limit_bytes: Some(256 << 10),
         threads: Some(1),
+        ..Default::default()
     })
     .unwrap();
     tight

@@ -16,6 +16,9 @@ pub enum QueryError {
     /// The inputs cannot be opened together.
     #[error("{0}")]
     Inputs(String),
+    /// A read-only session refused a statement (see [`crate::read_only`]).
+    #[error("{0}")]
+    ReadOnly(String),
 }
 
 /// Shorthand.

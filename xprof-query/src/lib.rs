@@ -4,16 +4,19 @@
 //! an Apache DataFusion `SessionContext`, its own or the caller's, under a
 //! schema of their own (`xprof`), so a host's tables are never replaced.
 //! [`factory`] adds `CREATE EXTERNAL TABLE … STORED AS XSPACE` and
-//! [`SessionContextExt::register_profile`].
+//! [`SessionContextExt::register_profile`]. [`read_only`] checks SQL for
+//! sessions that run SQL they did not write ([`SessionOptions::read_only`]).
 //!
 //! It is the only crate that depends on DataFusion; converters know
 //! nothing of SQL.
 
 #![warn(missing_docs)]
 
+mod deadline;
 pub mod error;
 pub mod factory;
 pub mod functions;
+pub mod read_only;
 pub mod session;
 pub mod tables;
 pub mod views;

@@ -251,6 +251,15 @@ pub struct SessionOptions {
     pub memory_limit_bytes: Option<u64>,
     /// Threads (DataFusion partitions) a query uses; default: the cores.
     pub threads: Option<usize>,
+    /// Run only statements that read ([`crate::read_only`]): queries,
+    /// `EXPLAIN`, `SHOW`, `DESCRIBE`; no DDL, DML, `COPY`, `SET`, and no
+    /// table function that may read a path (`read_profile`). For services
+    /// that run their users' SQL.
+    pub read_only: bool,
+    /// Wall-clock limit of one statement, planning and execution: past it
+    /// the statement fails with a "Resources exhausted" error and its tasks
+    /// are cancelled ([`ProfileSession::execute`]).
+    pub query_timeout: Option<std::time::Duration>,
 }
 
 impl SessionOptions {
@@ -340,9 +349,47 @@ impl ProfileSession {
         self.inputs.opened()
     }
 
-    /// Runs one SQL statement.
+    /// Plans one SQL statement. In a read-only session the statement is
+    /// checked first ([`crate::read_only::check_read_only`]) and planned
+    /// with DDL, DML and statements denied.
     pub async fn sql(&self, sql: &str) -> Result<datafusion::dataframe::DataFrame> {
-        Ok(self.ctx.sql(sql).await?)
+        if !self.limits.read_only {
+            return Ok(self.ctx.sql(sql).await?);
+        }
+        let functions: Vec<String> = self.ctx.state().table_functions().keys().cloned().collect();
+        crate::read_only::check_read_only(sql, &functions)?;
+        let options = datafusion::execution::context::SQLOptions::new()
+            .with_allow_ddl(false)
+            .with_allow_dml(false)
+            .with_allow_statements(false);
+        Ok(self.ctx.sql_with_options(sql, options).await?)
+    }
+
+    /// Plans and starts one SQL statement under the session's limits: the
+    /// read-only check and the query timeout, which covers planning and
+    /// every batch of the returned stream.
+    pub async fn execute(
+        &self,
+        sql: &str,
+    ) -> Result<datafusion::execution::SendableRecordBatchStream> {
+        let started = tokio::time::Instant::now();
+        let Some(limit) = self.limits.query_timeout else {
+            return Ok(self.sql(sql).await?.execute_stream().await?);
+        };
+        let start = async { Ok::<_, QueryError>(self.sql(sql).await?.execute_stream().await?) };
+        match tokio::time::timeout_at(started + limit, start).await {
+            Ok(stream) => Ok(Box::pin(crate::deadline::Deadline::new(
+                stream?, started, limit,
+            ))),
+            Err(_) => Err(crate::deadline::timed_out(limit).into()),
+        }
+    }
+
+    /// Runs one SQL statement under the session's limits and collects its
+    /// batches.
+    pub async fn collect(&self, sql: &str) -> Result<Vec<arrow::record_batch::RecordBatch>> {
+        use futures_util::TryStreamExt;
+        Ok(self.execute(sql).await?.try_collect().await?)
     }
 
     /// Opens inputs: files, run folders, log folders or Parquet datasets
