@@ -393,6 +393,17 @@ async fn query_capped(
     if stmts.is_empty() {
         return Err("no SQL statement given".into());
     }
+    // One output file holds one result: several would repeat CSV headers,
+    // concatenate JSON arrays or overwrite a Parquet file.
+    if let (Some(path), [_, _, ..]) = (output, stmts.as_slice()) {
+        return Err(format!(
+            "-o {} takes one statement, got {}: run one command per statement \
+             (or drop -o to print them all)",
+            path.display(),
+            stmts.len()
+        )
+        .into());
+    }
     let mut file_out: Option<std::io::BufWriter<std::fs::File>> = match (format, output) {
         (OutputFormat::Parquet, _) | (_, None) => None,
         (_, Some(p)) => Some(std::io::BufWriter::new(

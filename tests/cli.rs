@@ -388,3 +388,44 @@ fn read_only_and_timeout_flags() {
     assert!(!ok);
     assert!(err.contains("positive number of seconds"), "{err}");
 }
+
+/// `-o FILE` with several statements is refused before anything runs or
+/// any file is created, in every format.
+#[test]
+fn output_file_takes_one_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    for format in ["csv", "json", "parquet", "table"] {
+        let out_path = dir.path().join(format!("out.{format}"));
+        let out_arg = out_path.to_string_lossy().into_owned();
+        let (ok, out, err) = xprof_sql(&[
+            "query",
+            &example(),
+            "--format",
+            format,
+            "-o",
+            &out_arg,
+            "-e",
+            "SELECT 1 AS a; SELECT 2 AS b",
+        ]);
+        assert!(!ok, "{format}");
+        assert_eq!(out, "", "{format}");
+        assert!(
+            err.contains("takes one statement, got 2"),
+            "{format}: {err}"
+        );
+        assert!(!out_path.exists(), "{format}: a file was written");
+        // One statement is fine.
+        let (ok, _, err) = xprof_sql(&[
+            "query",
+            &example(),
+            "--format",
+            format,
+            "-o",
+            &out_arg,
+            "-e",
+            "SELECT 1 AS a;",
+        ]);
+        assert!(ok, "{format}: {err}");
+        assert!(out_path.exists(), "{format}");
+    }
+}
