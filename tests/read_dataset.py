@@ -11,13 +11,15 @@ import pyarrow.parquet as pq
 
 root = pathlib.Path(sys.argv[1])
 tables = ["traces", "devices", "device_args", "tracks", "events", "event_args",
-          "event_metadata", "metadata_args", "stat_metadata", "counters", "flows", "hlo_ops"]
+          "event_metadata", "metadata_args", "stat_metadata", "counters", "flows", "hlo_ops",
+          "hlo_instructions"]
+SCHEMA_VERSION = b"3"  # xprof_format::SCHEMA_VERSION
 for t in tables:
     files = sorted((root / t).glob("*.parquet"))
     assert files, f"{t}: no files"
     for f in files:
         md = pq.read_metadata(f).metadata
-        assert md[b"xprof_sql.schema_version"] == b"2", f
+        assert md[b"xprof_sql.schema_version"] == SCHEMA_VERSION, f
     table = ds.dataset([str(f) for f in files], format="parquet").to_table()
     print(f"{t}: {table.num_rows} rows, {len(files)} files")
 ev = ds.dataset(str(root / "events"), format="parquet").to_table()
