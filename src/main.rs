@@ -232,7 +232,7 @@ async fn run(cli: Cli) -> AnyResult<()> {
                 (None, Some(f)) => {
                     std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?
                 }
-                (None, None) => return shell(&session).await,
+                (None, None) => return shell(session, limits.read_only).await,
             };
             query(&session, &sql, format, output.as_deref()).await
         }
@@ -240,7 +240,7 @@ async fn run(cli: Cli) -> AnyResult<()> {
             inputs,
             run,
             limits,
-        } => shell(&open(&inputs, run, &limits).await?).await,
+        } => shell(open(&inputs, run, &limits).await?, limits.read_only).await,
         Command::Convert {
             inputs,
             output,
@@ -378,16 +378,19 @@ async fn query(
     format: OutputFormat,
     output: Option<&Path>,
 ) -> AnyResult<()> {
-    query_capped(session, sql, format, output, None).await
+    query_capped(session, sql, format, output, None, None).await
 }
 
-/// [`query`], with table output capped at `max_rows` rows when given.
+/// [`query`], with table output capped at `max_rows` rows when given, and
+/// written to `redirect` instead of stdout when given (the shell's
+/// `.output FILE`).
 async fn query_capped(
     session: &ProfileSession,
     sql: &str,
     format: OutputFormat,
     output: Option<&Path>,
     max_rows: Option<usize>,
+    mut redirect: Option<&mut dyn Write>,
 ) -> AnyResult<()> {
     let stmts = statements(sql);
     if stmts.is_empty() {
@@ -411,14 +414,23 @@ async fn query_capped(
         )),
     };
     let stdout = std::io::stdout();
+    let to_file = file_out.is_some();
     for stmt in &stmts {
         let stream = session.execute(stmt).await?;
-        match (file_out.as_mut(), format, max_rows) {
-            (None, OutputFormat::Table, Some(max)) => {
-                write_table_capped(stream, &mut stdout.lock(), max).await?
+        let mut lock;
+        let target: &mut dyn Write = match (file_out.as_mut(), redirect.as_deref_mut()) {
+            (Some(f), _) => f,
+            (None, Some(r)) => r,
+            (None, None) => {
+                lock = stdout.lock();
+                &mut lock
             }
-            (Some(f), _, _) => write_stream(stream, format, f, output).await?,
-            (None, _, _) => write_stream(stream, format, &mut stdout.lock(), output).await?,
+        };
+        match (to_file, format, max_rows) {
+            (false, OutputFormat::Table, Some(max)) => {
+                write_table_capped(stream, target, max).await?
+            }
+            _ => write_stream(stream, format, target, output).await?,
         };
     }
     if let Some(mut f) = file_out {
@@ -435,6 +447,8 @@ const SHELL_HELP: &str = "\
 .timer on|off           print each statement's elapsed time
 .maxrows N              table mode shows at most N rows (default 100; 0: all)
 .read FILE              run the SQL statements in FILE
+.output [FILE]          write results to FILE (created anew); no FILE: back to stdout
+.open INPUT             add a profile (file, run or log folder, dataset) as more traces
 .help                   this list
 .quit  .exit            leave (also Ctrl-D)";
 
@@ -444,6 +458,10 @@ struct ShellSettings {
     timer: bool,
     /// Rows a table shows (`None`: all).
     max_rows: Option<usize>,
+    /// Where results go after `.output FILE` (`None`: stdout).
+    output: Option<std::io::BufWriter<std::fs::File>>,
+    /// `--read-only`: `.open` (which reads a path) is refused too.
+    read_only: bool,
 }
 
 /// Rows the shell's tables show unless `.maxrows` says otherwise.
@@ -451,10 +469,22 @@ const SHELL_MAX_ROWS: usize = 100;
 
 /// Runs `sql` as the shell does: in the current mode, timed if asked.
 /// Errors are printed, not returned, so the shell goes on.
-async fn shell_run(session: &ProfileSession, sql: &str, settings: &ShellSettings) {
+async fn shell_run(session: &ProfileSession, sql: &str, settings: &mut ShellSettings) {
     let started = Instant::now();
-    if let Err(e) = query_capped(session, sql, settings.format, None, settings.max_rows).await {
+    let redirect = settings.output.as_mut().map(|w| w as &mut dyn Write);
+    let result = query_capped(
+        session,
+        sql,
+        settings.format,
+        None,
+        settings.max_rows,
+        redirect,
+    );
+    if let Err(e) = result.await {
         eprintln!("error: {e}");
+    }
+    if let Some(Err(e)) = settings.output.as_mut().map(|w| w.flush()) {
+        eprintln!("error: .output: {e}");
     }
     if settings.timer {
         eprintln!("Run Time: {:.3} s", started.elapsed().as_secs_f64());
@@ -463,7 +493,7 @@ async fn shell_run(session: &ProfileSession, sql: &str, settings: &ShellSettings
 
 /// One dot-command; `Ok(false)` means leave the shell.
 async fn shell_command(
-    session: &ProfileSession,
+    session: &mut ProfileSession,
     line: &str,
     settings: &mut ShellSettings,
 ) -> AnyResult<bool> {
@@ -513,7 +543,23 @@ async fn shell_command(
             let sql = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
             shell_run(session, &sql, settings).await;
         }
-        (".mode" | ".timer" | ".read" | ".maxrows", None) | (".timer", Some(_)) => {
+        (".output", file) => {
+            if let Some(mut previous) = settings.output.take() {
+                previous.flush()?;
+            }
+            if let Some(file) = file {
+                let f = std::fs::File::create(file).map_err(|e| format!("{file}: {e}"))?;
+                settings.output = Some(std::io::BufWriter::new(f));
+            }
+        }
+        (".open", Some(input)) => {
+            if settings.read_only {
+                return Err(".open reads a path: not allowed in a read-only session".into());
+            }
+            session.open(&[input], &OpenOptions::default()).await?;
+            eprintln!("opened {input}");
+        }
+        (".mode" | ".timer" | ".read" | ".maxrows" | ".open", None) | (".timer", Some(_)) => {
             return Err(format!("{command}: see .help for its argument").into());
         }
         _ => return Err(format!("unknown command {command}; .help lists them").into()),
@@ -521,7 +567,8 @@ async fn shell_command(
     Ok(true)
 }
 
-async fn shell(session: &ProfileSession) -> AnyResult<()> {
+async fn shell(mut session: ProfileSession, read_only: bool) -> AnyResult<()> {
+    let session = &mut session;
     let interactive = std::io::stdin().is_terminal();
     if interactive {
         eprintln!("xprof-sql shell: SQL ending in `;`; `.help` for commands");
@@ -530,6 +577,8 @@ async fn shell(session: &ProfileSession) -> AnyResult<()> {
         format: OutputFormat::Table,
         timer: false,
         max_rows: Some(SHELL_MAX_ROWS),
+        output: None,
+        read_only,
     };
     let stdin = std::io::stdin();
     let mut buf = String::new();
@@ -554,13 +603,25 @@ async fn shell(session: &ProfileSession) -> AnyResult<()> {
         buf.push_str(&line);
         buf.push('\n');
         if statement_complete(&buf) {
-            shell_run(session, &buf, &settings).await;
+            shell_run(session, &buf, &mut settings).await;
             buf.clear();
         }
         prompt(!buf.is_empty());
     }
     if !buf.trim().is_empty() {
-        query_capped(session, &buf, settings.format, None, settings.max_rows).await?;
+        let redirect = settings.output.as_mut().map(|w| w as &mut dyn Write);
+        query_capped(
+            session,
+            &buf,
+            settings.format,
+            None,
+            settings.max_rows,
+            redirect,
+        )
+        .await?;
+    }
+    if let Some(mut out) = settings.output.take() {
+        out.flush()?;
     }
     Ok(())
 }

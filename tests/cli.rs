@@ -429,3 +429,61 @@ fn output_file_takes_one_statement() {
         assert!(out_path.exists(), "{format}");
     }
 }
+
+/// `.output FILE` sends results to FILE (created anew) until `.output`
+/// alone; `.open INPUT` adds a profile as another trace; both are checked
+/// by their effects. Under `--read-only`, `.open` is refused.
+#[test]
+fn shell_output_and_open() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("results.csv");
+    let gpu = fixture("gpu/jax_pallas.xplane.pb");
+    let run = |args: &[&str], input: String| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_xprof-sql"))
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (stdout, stderr) = run(
+        &["shell", &example()],
+        format!(
+            ".mode csv\n.output {}\nSELECT count(*) AS traces FROM traces;\n\
+             .open {}\nSELECT count(*) AS traces FROM traces;\n.output\n\
+             SELECT 5 AS back;\n.open\n",
+            file.display(),
+            gpu.display()
+        ),
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "traces\n1\ntraces\n2\n",
+        "{stderr}"
+    );
+    assert_eq!(stdout, "back\n5\n", "{stderr}");
+    assert!(stderr.contains(".open: see .help"), "{stderr}");
+    let (stdout, stderr) = run(
+        &["shell", &example(), "--read-only"],
+        format!(
+            ".open {}\nSELECT count(*) AS traces FROM traces;\n",
+            gpu.display()
+        ),
+    );
+    assert!(stderr.contains(".open reads a path"), "{stderr}");
+    assert!(stdout.contains("| 1      |"), "{stdout}");
+}
