@@ -663,22 +663,15 @@ fn hlo_instruction_rows(
     let roles = module.computation_roles();
     for (computation, role) in module.computations.iter().zip(roles) {
         for instr in &computation.instructions {
-            let name_of = |id: &i64| {
-                module
-                    .instruction(*id)
-                    .map(|i| i.name.to_string())
-                    .unwrap_or_else(|| format!("#{id}"))
-            };
-            let operands: Vec<String> = instr.operand_ids.iter().map(name_of).collect();
+            let operands: Vec<String> = instr
+                .operand_ids
+                .iter()
+                .map(|id| module.instruction_name(*id).into_owned())
+                .collect();
             let called: Vec<String> = instr
                 .called_computation_ids
                 .iter()
-                .map(|id| {
-                    module
-                        .computation(*id)
-                        .map(|c| c.name.to_string())
-                        .unwrap_or_else(|| format!("#{id}"))
-                })
+                .map(|id| module.computation_name(*id).into_owned())
                 .collect();
             let stack = module.stack(instr);
             let source = module.source(instr, &stack);

@@ -232,10 +232,47 @@ pub struct HloModule<'a> {
     pub entry_computation_id: i64,
     /// Computations, in proto order.
     pub computations: Vec<HloComputation<'a>>,
-    stack_frames: Fields<'a>,
+    stack_frames: StackFrames<'a>,
     /// (computation, instruction) index of each instruction id.
     by_id: FxHashMap<i64, (usize, usize)>,
     computation_by_id: FxHashMap<i64, usize>,
+}
+
+/// The module's stack frame index (`StackFrameIndexProto`), decoded once.
+/// Ids into each list are 1-based, as in the proto.
+#[derive(Debug, Clone, Default)]
+struct StackFrames<'a> {
+    files: Vec<Cow<'a, str>>,
+    /// (file id, line, column) per file location.
+    locations: Vec<(i64, i64, i64)>,
+    /// (file location id, parent frame id) per frame.
+    frames: Vec<(i64, i64)>,
+}
+
+impl<'a> StackFrames<'a> {
+    /// A corrupt index is an empty one: the stacks are extra, not worth
+    /// losing the module over.
+    fn decode(index: Option<Fields<'a>>) -> Self {
+        let Some(index) = index else {
+            return Self::default();
+        };
+        let (Ok(locations), Ok(frames)) = (index.messages(3), index.messages(4)) else {
+            return Self::default();
+        };
+        Self {
+            files: index.strings(1),
+            locations: locations
+                .iter()
+                .map(|l| (l.int(1), l.int(3), l.int(4)))
+                .collect(),
+            frames: frames.iter().map(|f| (f.int(1), f.int(2))).collect(),
+        }
+    }
+}
+
+/// The element of 1-based id `id` in `items`.
+fn by_one_based<T>(items: &[T], id: i64) -> Option<&T> {
+    items.get(usize::try_from(id.checked_sub(1)?).ok()?)
 }
 
 /// How a computation is used in its module.
@@ -308,7 +345,7 @@ impl<'a> HloModule<'a> {
             name: module.str(1),
             id: module.int(5),
             entry_computation_id: module.int(6),
-            stack_frames: module.message(17)?.unwrap_or_default(),
+            stack_frames: StackFrames::decode(module.message(17).ok().flatten()),
             computations,
             by_id,
             computation_by_id,
@@ -324,6 +361,22 @@ impl<'a> HloModule<'a> {
     /// The computation with id `id`.
     pub fn computation(&self, id: i64) -> Option<&HloComputation<'a>> {
         Some(&self.computations[*self.computation_by_id.get(&id)?])
+    }
+
+    /// The name of instruction `id`, or `#id` when the module has none.
+    pub fn instruction_name(&self, id: i64) -> Cow<'_, str> {
+        match self.instruction(id) {
+            Some(i) => Cow::Borrowed(i.name.as_ref()),
+            None => Cow::Owned(format!("#{id}")),
+        }
+    }
+
+    /// The name of computation `id`, or `#id` when the module has none.
+    pub fn computation_name(&self, id: i64) -> Cow<'_, str> {
+        match self.computation(id) {
+            Some(c) => Cow::Borrowed(c.name.as_ref()),
+            None => Cow::Owned(format!("#{id}")),
+        }
     }
 
     /// The role of each computation, in [`computations`](Self::computations) order.
@@ -355,35 +408,21 @@ impl<'a> HloModule<'a> {
     /// ends with `\n`), as XProf's `GetOpLocationStack`. Empty when the
     /// instruction names no frame.
     pub fn stack(&self, instr: &HloInstruction<'_>) -> String {
-        let Ok(frames) = self.stack_frames.messages(4) else {
-            return String::new();
-        };
-        let Ok(locations) = self.stack_frames.messages(3) else {
-            return String::new();
-        };
-        let files = self.stack_frames.strings(1);
+        let index = &self.stack_frames;
         let mut out = String::new();
         let mut frame_id = instr.stack_frame_id;
-        // Frame ids are 1-based; parents point outwards. Bounded by the
-        // frame count so a cycle in a corrupt index cannot loop.
-        for _ in 0..frames.len() {
-            let Some(frame) = usize::try_from(frame_id - 1)
-                .ok()
-                .and_then(|i| frames.get(i))
-            else {
+        // Parents point outwards. Bounded by the frame count so a cycle in
+        // a corrupt index cannot loop.
+        for _ in 0..index.frames.len() {
+            let Some((location_id, parent)) = by_one_based(&index.frames, frame_id) else {
                 break;
             };
-            let location = usize::try_from(frame.int(1) - 1)
-                .ok()
-                .and_then(|i| locations.get(i));
-            let Some(location) = location else { break };
-            let file = usize::try_from(location.int(1) - 1)
-                .ok()
-                .and_then(|i| files.get(i))
-                .map(|f| f.as_ref())
-                .unwrap_or("");
-            out.push_str(&format!("{file}:{}:{}\n", location.int(3), location.int(4)));
-            frame_id = frame.int(2);
+            let Some((file_id, line, column)) = by_one_based(&index.locations, *location_id) else {
+                break;
+            };
+            let file = by_one_based(&index.files, *file_id).map_or("", |f| f.as_ref());
+            out.push_str(&format!("{file}:{line}:{column}\n"));
+            frame_id = *parent;
         }
         out
     }

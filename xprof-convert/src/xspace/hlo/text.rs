@@ -558,13 +558,6 @@ pub(super) fn expression(module: &HloModule<'_>, instr: &HloInstruction<'_>) -> 
     out
 }
 
-fn computation_name<'m>(module: &'m HloModule<'_>, id: i64) -> Cow<'m, str> {
-    module
-        .computation(id)
-        .map(|c| Cow::Borrowed(c.name.as_ref()))
-        .unwrap_or_else(|| Cow::Owned(format!("#{id}")))
-}
-
 /// `window={size=3x3 stride=2x2 pad=0_1x0_1 ...}` (window_util's text).
 fn window_text(window: &Fields<'_>) -> String {
     let dims = window.messages(1).unwrap_or_default();
@@ -772,7 +765,7 @@ fn attributes(out: &mut String, module: &HloModule<'_>, instr: &HloInstruction<'
     }
     // Called computations by name.
     let called = &instr.called_computation_ids;
-    let name = |id: &i64| format!("%{}", computation_name(module, *id));
+    let name = |id: &i64| format!("%{}", module.computation_name(*id));
     match (instr.opcode.as_ref(), called.as_slice()) {
         (_, []) => {}
         // XLA stores a while loop's body before its condition.
@@ -828,10 +821,7 @@ fn attributes(out: &mut String, module: &HloModule<'_>, instr: &HloInstruction<'
     if !predecessors.is_empty() {
         let names: Vec<String> = predecessors
             .iter()
-            .map(|id| match module.instruction(*id) {
-                Some(i) => format!("%{}", i.name),
-                None => format!("%#{id}"),
-            })
+            .map(|id| format!("%{}", module.instruction_name(*id)))
             .collect();
         let _ = write!(out, ", control-predecessors={{{}}}", names.join(", "));
     }
