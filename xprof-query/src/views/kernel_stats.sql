@@ -30,9 +30,10 @@ shaped AS (
   SELECT trace_id, event_id, kernel_name, ts_ps, dur_ns,
          coalesce(instruction_op_name, event_op_name) AS op_name,
          is_kernel_using_tensor_core,
-         (has_tf_op AND (is_kernel_using_tensor_core
-                         OR regexp_like(event_op_name, '(Conv2D|Conv2DBackpropFilter|Conv2DBackpropInput|Conv3D|DepthwiseConv2dNative|DepthwiseConv2dNativeBackpropFilter|DepthwiseConv2dNativeBackpropInput|/MatMul|FusedMatMul|/CudnnRNN|XlaDot|XlaDotV2)$|BatchMatMul|CudnnRNNV|CudnnRNNForward|CudnnRNNBackprop')))
-         OR coalesce(regexp_like(instruction_op_name, '(Conv2D|Conv2DBackpropFilter|Conv2DBackpropInput|Conv3D|DepthwiseConv2dNative|DepthwiseConv2dNativeBackpropFilter|DepthwiseConv2dNativeBackpropInput|/MatMul|FusedMatMul|/CudnnRNN|XlaDot|XlaDotV2)$|BatchMatMul|CudnnRNNV|CudnnRNNForward|CudnnRNNBackprop'), false)
+         -- Either op name on its own line, so one multi-line (`m`) match
+         -- tests both (`$` ends a line); the event's is '' without a tf_op.
+         (has_tf_op AND is_kernel_using_tensor_core)
+         OR regexp_like(event_op_name || chr(10) || coalesce(instruction_op_name, ''), '(Conv2D|Conv2DBackpropFilter|Conv2DBackpropInput|Conv3D|DepthwiseConv2dNative|DepthwiseConv2dNativeBackpropFilter|DepthwiseConv2dNativeBackpropInput|/MatMul|FusedMatMul|/CudnnRNN|XlaDot|XlaDotV2)$|BatchMatMul|CudnnRNNV|CudnnRNNForward|CudnnRNNBackprop', 'm')
            AS is_op_tensor_core_eligible,
          coalesce(k['registers_per_thread'], 0) AS registers_per_thread,
          coalesce(k['static_shmem_bytes'], 0) AS static_shmem_bytes,
