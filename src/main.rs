@@ -414,7 +414,6 @@ async fn query_capped(
         )),
     };
     let stdout = std::io::stdout();
-    let to_file = file_out.is_some();
     for stmt in &stmts {
         let stream = session.execute(stmt).await?;
         let mut lock;
@@ -426,10 +425,8 @@ async fn query_capped(
                 &mut lock
             }
         };
-        match (to_file, format, max_rows) {
-            (false, OutputFormat::Table, Some(max)) => {
-                write_table_capped(stream, target, max).await?
-            }
+        match (format, max_rows) {
+            (OutputFormat::Table, Some(max)) => write_table_capped(stream, target, max).await?,
             _ => write_stream(stream, format, target, output).await?,
         };
     }
@@ -509,7 +506,7 @@ async fn shell_command(
                  WHERE table_schema = '{}' ORDER BY table_name",
                 session.schema().replace('\'', "''")
             );
-            for batch in session.sql(&sql).await?.collect().await? {
+            for batch in session.collect(&sql).await? {
                 let batch = xprof_sql::output::plain_batch(&batch)?;
                 let names = batch.column(0).as_string::<i32>();
                 let kinds = batch.column(1).as_string::<i32>();

@@ -373,10 +373,10 @@ impl ProfileSession {
         sql: &str,
     ) -> Result<datafusion::execution::SendableRecordBatchStream> {
         let started = tokio::time::Instant::now();
-        let Some(limit) = self.limits.query_timeout else {
-            return Ok(self.sql(sql).await?.execute_stream().await?);
-        };
         let start = async { Ok::<_, QueryError>(self.sql(sql).await?.execute_stream().await?) };
+        let Some(limit) = self.limits.query_timeout else {
+            return start.await;
+        };
         match tokio::time::timeout_at(started + limit, start).await {
             Ok(stream) => Ok(Box::pin(crate::deadline::Deadline::new(
                 stream?, started, limit,
