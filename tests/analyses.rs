@@ -16,15 +16,27 @@ use xprof_sql::convert::synthetic::{TpuSpec, gpu_space_over_hlo, tpu_space};
 #[test]
 fn synthetic_tpu_fixture_is_the_generators_output() {
     let bytes = tpu_space(&TpuSpec::default()).encode_to_vec();
-    let path = fixture("tpu/synthetic_tpu.xplane.pb");
+    assert_generated_fixture(
+        "tpu/synthetic_tpu.xplane.pb",
+        &bytes,
+        "tpu_space(TpuSpec::default())",
+        "tests/fixtures/tpu/README.md",
+    );
+}
+
+/// The committed fixture `rel` is `bytes`, what `generator` writes today
+/// (`XPROF_SQL_BLESS=1` rewrites it; `readme` says how to remake XProf's
+/// answers on it after that).
+fn assert_generated_fixture(rel: &str, bytes: &[u8], generator: &str, readme: &str) {
+    let path = fixture(rel);
     if std::env::var_os("XPROF_SQL_BLESS").is_some() {
-        std::fs::write(&path, &bytes).unwrap();
+        std::fs::write(&path, bytes).unwrap();
     }
     let committed = std::fs::read(&path).expect("committed fixture");
     assert!(
         committed == bytes,
-        "{} differs from tpu_space(TpuSpec::default()); rerun with XPROF_SQL_BLESS=1 \
-         and regenerate tests/fixtures/tpu/expected/ (README there)",
+        "{} differs from {generator}; rerun with XPROF_SQL_BLESS=1 and regenerate \
+         its expected files ({readme})",
         path.display()
     );
 }
@@ -48,16 +60,11 @@ fn synthetic_gpu_hlo_fixture_is_the_generators_output() {
     })
     .collect();
     let bytes = gpu_space_over_hlo(&sources).encode_to_vec();
-    let path = fixture("gpu/synthetic_gpu_hlo.xplane.pb");
-    if std::env::var_os("XPROF_SQL_BLESS").is_some() {
-        std::fs::write(&path, &bytes).unwrap();
-    }
-    let committed = std::fs::read(&path).expect("committed fixture");
-    assert!(
-        committed == bytes,
-        "{} differs from gpu_space_over_hlo(jax_gpu, jax_cpu_mlp_20steps_w256); rerun with \
-         XPROF_SQL_BLESS=1 and regenerate its expected file (tests/fixtures/gpu/README.md)",
-        path.display()
+    assert_generated_fixture(
+        "gpu/synthetic_gpu_hlo.xplane.pb",
+        &bytes,
+        "gpu_space_over_hlo(jax_gpu, jax_cpu_mlp_20steps_w256)",
+        "tests/fixtures/gpu/README.md",
     );
 }
 

@@ -18,6 +18,30 @@ fn xprof_sql(args: &[&str]) -> (bool, String, String) {
     )
 }
 
+/// [`xprof_sql`] with `stdin` written to the command's standard input.
+fn xprof_sql_with_stdin(args: &[&str], stdin: &str) -> (bool, String, String) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_xprof-sql"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 fn example() -> String {
     std::path::PathBuf::from(
         std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
@@ -228,21 +252,10 @@ fn bad_input_is_a_clear_error() {
 
 #[test]
 fn shell_runs_statements_from_stdin() {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_xprof-sql"))
-        .args(["shell", &example()])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b".tables\nSELECT count(*) AS n\nFROM events;\n.quit\n")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let s = String::from_utf8_lossy(&out.stdout);
+    let (_, s, _) = xprof_sql_with_stdin(
+        &["shell", &example()],
+        ".tables\nSELECT count(*) AS n\nFROM events;\n.quit\n",
+    );
     assert!(s.contains("event_stats (view)"), "{s}");
     assert!(s.contains("| 391 |"), "{s}");
 }
@@ -252,17 +265,9 @@ fn shell_runs_statements_from_stdin() {
 /// `.mode`, `.timer`, `.read`, and errors that leave the shell running.
 #[test]
 fn shell_dot_commands() {
-    use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("q.sql");
     std::fs::write(&script, "SELECT 40 + 2 AS answer;\n").unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_xprof-sql"))
-        .args(["shell", &example()])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
     let input = format!(
         ".tables\n.schema op_profile\n.schema nope\n.maxrows 3\nSELECT event_id FROM events ORDER BY event_id;\n\
          .maxrows 0\nSELECT event_id AS all_ids FROM events ORDER BY event_id;\n.maxrows x\n\
@@ -270,16 +275,8 @@ fn shell_dot_commands() {
          .timer on\n.read {}\n.timer off\n.mode xml\n.bogus\n.help\nSELECT 7 AS seven;\n.quit\nSELECT 1;\n",
         script.display()
     );
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (ok, stdout, stderr) = xprof_sql_with_stdin(&["shell", &example()], &input);
+    assert!(ok);
     for line in [
         "events",
         "op_profile (view)",
@@ -435,30 +432,13 @@ fn output_file_takes_one_statement() {
 /// by their effects. Under `--read-only`, `.open` is refused.
 #[test]
 fn shell_output_and_open() {
-    use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("results.csv");
     let gpu = fixture("gpu/jax_pallas.xplane.pb");
     let run = |args: &[&str], input: String| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_xprof-sql"))
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success());
-        (
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        let (ok, stdout, stderr) = xprof_sql_with_stdin(args, &input);
+        assert!(ok);
+        (stdout, stderr)
     };
     let (stdout, stderr) = run(
         &["shell", &example()],
