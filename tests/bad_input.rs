@@ -96,23 +96,41 @@ fn a_failed_conversion_leaves_no_parquet_file() {
     let bad = d.path().join("bad.xplane.pb");
     let bytes = std::fs::read(&good).unwrap();
     std::fs::write(&bad, &bytes[..bytes.len() - 3]).unwrap();
-    let out = d.path().join("out");
-    let files = vec![ProfileFile {
-        path: bad,
+    let file = |path: &std::path::Path, host: &str| ProfileFile {
+        path: path.to_path_buf(),
         run: None,
-        host: "bad".into(),
-    }];
-    let e = convert_to_dataset(
-        &files,
-        &out,
-        &ConvertOptions::default(),
-        &WriteOptions::default(),
-        1,
-        None,
-    );
-    assert!(e.is_err());
-    let left: Vec<_> = walk(&out);
-    assert!(left.is_empty(), "left behind: {left:?}");
+        host: host.into(),
+    };
+    let convert = |files: &[ProfileFile], out: &std::path::Path| {
+        convert_to_dataset(
+            files,
+            out,
+            &ConvertOptions::default(),
+            &WriteOptions::default(),
+            1,
+            None,
+        )
+    };
+    // The good file converts first (one thread, in order) and its part is
+    // finished before the bad one fails: the failure removes it, and the
+    // folder this call created.
+    let out = d.path().join("out");
+    let e = convert(&[file(&good, "good"), file(&bad, "bad")], &out).unwrap_err();
+    assert!(e.to_string().contains("bad.xplane.pb"), "{e}");
+    assert!(!out.exists(), "left behind: {:?}", walk(&out));
+
+    // Into an existing dataset: what was there stays, the batch leaves
+    // nothing.
+    let existing = d.path().join("existing");
+    let first = convert(&[file(&good, "first")], &existing).unwrap();
+    let before = walk(&existing);
+    assert_eq!(before.len(), first[0].written.len());
+    convert(&[file(&good, "good"), file(&bad, "bad")], &existing).unwrap_err();
+    let mut after = walk(&existing);
+    let mut before = before;
+    after.sort();
+    before.sort();
+    assert_eq!(after, before);
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

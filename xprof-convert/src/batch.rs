@@ -8,7 +8,7 @@ use xprof_format::dataset::{self, WriteOptions};
 
 use crate::error::Result;
 use crate::input::{self, ProfileFile};
-use crate::reader::{self, ConvertOptions, Summary, TraceSource};
+use crate::reader::{self, ConvertOptions, Progress, Summary, TraceSource};
 use crate::sink::{MemorySink, ParquetSink, TableSink};
 
 /// Converts one file into `sink` as trace `trace_id`, with the reader of
@@ -27,7 +27,28 @@ pub fn convert_file(
         run: file.run.clone(),
         host: file.host.clone(),
     };
-    reader::convert(reader, &bytes, &source, options, sink)
+    let summary = reader::convert(reader, &bytes, &source, options, sink)?;
+    if let Some(progress) = &options.progress {
+        let total = bytes.len() as u64;
+        progress(Progress {
+            file: 0,
+            bytes_done: total,
+            bytes_total: total,
+        });
+    }
+    Ok(summary)
+}
+
+/// `options` for the `index`th file of a batch: its progress reports
+/// carry that index.
+fn for_file(options: &ConvertOptions, index: usize) -> ConvertOptions {
+    let mut for_file = options.clone();
+    if let Some(progress) = options.progress.clone() {
+        for_file.progress = Some(std::sync::Arc::new(move |at: Progress| {
+            progress(Progress { file: index, ..at })
+        }));
+    }
+    for_file
 }
 
 /// Runs `f` over `items` on up to `threads` threads; results in item order.
@@ -87,8 +108,10 @@ pub struct Converted {
 
 /// Converts `files` into the Parquet dataset `dir`, one part per file,
 /// with trace ids from `first_trace_id` (default 0) and after those
-/// already in `dir`. Each part appears whole or
-/// not at all.
+/// already in `dir`. All or nothing: each part appears whole or not at
+/// all, and when any file fails the parts of the others are removed (and
+/// `dir` too when this call created it), so a dataset never holds half of
+/// a batch.
 pub fn convert_to_dataset(
     files: &[ProfileFile],
     dir: &Path,
@@ -97,24 +120,54 @@ pub fn convert_to_dataset(
     threads: usize,
     first_trace_id: Option<i32>,
 ) -> Result<Vec<Converted>> {
+    let created_dir = !dir.exists();
     let after_existing = dataset::trace_ids(dir)?.last().map_or(0, |m| m + 1);
     let first = first_trace_id.unwrap_or(0).max(after_existing);
-    parallel_map(files, threads, |i, file| {
+    let finished: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    let converted = parallel_map(files, threads, |i, file| {
         let trace_id = first + i as i32;
         let mut sink = ParquetSink::create(
             dir,
             &dataset::part_name(trace_id, &file.host),
             write.clone(),
         )?;
-        let summary = convert_file(file, trace_id, options, &mut sink)?;
+        let summary = convert_file(file, trace_id, &for_file(options, i), &mut sink)?;
         let written = sink.finish()?;
+        finished
+            .lock()
+            .expect("no panic holds the lock")
+            .extend(written.iter().cloned());
         Ok(Converted {
             file: file.clone(),
             trace_id,
             summary,
             written,
         })
-    })
+    });
+    if converted.is_err() {
+        let finished = finished.into_inner().expect("no panic holds the lock");
+        remove_parts(dir, &finished, created_dir);
+    }
+    converted
+}
+
+/// Undoes a failed batch: removes the part files it finished, then the
+/// table folders left empty, and `dir` itself when the batch created it.
+/// Best effort: the conversion's own error is what the caller reports.
+fn remove_parts(dir: &Path, finished: &[PathBuf], created_dir: bool) {
+    for file in finished {
+        let _ = std::fs::remove_file(file);
+    }
+    if created_dir {
+        let _ = std::fs::remove_dir_all(dir);
+        return;
+    }
+    let folders: std::collections::BTreeSet<&Path> =
+        finished.iter().filter_map(|f| f.parent()).collect();
+    for folder in folders {
+        // Fails, as it should, when earlier conversions left files there.
+        let _ = std::fs::remove_dir(folder);
+    }
 }
 
 /// Converts `files` into memory, trace ids from `first_trace_id`.
@@ -127,7 +180,7 @@ pub fn convert_to_memory(
     let parts = parallel_map(files, threads, |i, file| {
         let trace_id = first_trace_id + i as i32;
         let mut sink = MemorySink::default();
-        let summary = convert_file(file, trace_id, options, &mut sink)?;
+        let summary = convert_file(file, trace_id, &for_file(options, i), &mut sink)?;
         Ok((
             sink,
             Converted {

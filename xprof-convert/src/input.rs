@@ -1,6 +1,14 @@
-//! Opening inputs: memory-mapped files, `.gz` inflated to a temporary
-//! file (never to memory), format detection, and finding the profile
-//! files of a run or log folder.
+//! Opening inputs: a private copy of each file, memory-mapped (`.gz`
+//! inflated into it, never into memory), format detection, and finding
+//! the profile files of a run or log folder.
+//!
+//! Why a copy: a mapped file that another process truncates makes every
+//! read of the lost pages a `SIGBUS`, which kills the process (and the
+//! service embedding this library). The copy, in the temporary folder
+//! (`TMPDIR`), is ours alone: a file truncated or rewritten during the
+//! copy gives a short or mixed copy, which the readers reject as malformed
+//! input like any other. Copying costs disk I/O, not memory (the copy is
+//! mapped, and its pages are dropped as conversion passes them).
 
 use std::fs::File;
 use std::io::{BufReader, Read};
@@ -13,8 +21,8 @@ use crate::error::{ConvertError, Result};
 #[derive(Debug)]
 pub struct InputBytes {
     map: Option<memmap2::Mmap>,
-    // Keeps the inflated temporary file alive while mapped.
-    _tmp: Option<tempfile::NamedTempFile>,
+    // The private copy that is mapped (unlinked: gone when closed).
+    _tmp: Option<File>,
     /// The path the bytes came from.
     pub path: PathBuf,
     /// Whether the file was gzip-compressed.
@@ -40,8 +48,9 @@ fn map_file(file: &File, path: &Path) -> Result<Option<memmap2::Mmap>> {
     if len == 0 {
         return Ok(None);
     }
-    // SAFETY: the map is read-only; a profile being rewritten while we
-    // read it is outside what any reader can defend against.
+    // SAFETY: the map is read-only, and `file` is a private temporary
+    // copy no other process knows of, so its length cannot change while
+    // mapped (see the module doc).
     let map = unsafe { memmap2::Mmap::map(file) }.map_err(io_err(path))?;
     #[cfg(unix)]
     let _ = map.advise(memmap2::Advice::Sequential);
@@ -116,36 +125,56 @@ pub fn read_head(path: &Path, n: usize) -> Result<Vec<u8>> {
     Ok(head)
 }
 
-/// Opens `path`, inflating gzip (by magic bytes) into a temporary file.
+/// Opens `path`: copies it (inflating gzip, known by its magic bytes)
+/// into a private temporary file and maps the copy.
 pub fn open(path: &Path) -> Result<InputBytes> {
     let mut file = File::open(path).map_err(io_err(path))?;
     let mut magic = [0u8; 2];
     let n = file.read(&mut magic).map_err(io_err(path))?;
-    if n == 2 && magic == [0x1f, 0x8b] {
-        let file = File::open(path).map_err(io_err(path))?;
-        let mut tmp = tempfile::NamedTempFile::new().map_err(io_err(path))?;
-        let mut gz = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, file));
-        std::io::copy(&mut gz, tmp.as_file_mut()).map_err(|e| ConvertError::Malformed {
+    let gzipped = n == 2 && magic == [0x1f, 0x8b];
+    let file = File::open(path).map_err(io_err(path))?;
+    let mut tmp = tempfile::tempfile().map_err(io_err(path))?;
+    if gzipped {
+        let consumed = std::rc::Rc::new(std::cell::Cell::new(0u64));
+        let counted = Counted {
+            inner: file,
+            consumed: std::rc::Rc::clone(&consumed),
+        };
+        let mut gz = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, counted));
+        std::io::copy(&mut gz, &mut tmp).map_err(|e| ConvertError::Malformed {
             path: path.to_path_buf(),
             format: "gzip",
-            offset: 0,
+            // The compressed bytes read when inflating failed: the damage
+            // is in the last buffer (1 MiB) read before this offset.
+            offset: consumed.get(),
             what: e.to_string(),
         })?;
-        let map = map_file(tmp.as_file(), path)?;
-        return Ok(InputBytes {
-            map,
-            _tmp: Some(tmp),
-            path: path.to_path_buf(),
-            gzipped: true,
-        });
+    } else {
+        // `io::copy` between files uses copy_file_range on Linux.
+        let mut file = file;
+        std::io::copy(&mut file, &mut tmp).map_err(io_err(path))?;
     }
-    let map = map_file(&file, path)?;
+    let map = map_file(&tmp, path)?;
     Ok(InputBytes {
         map,
-        _tmp: None,
+        _tmp: Some(tmp),
         path: path.to_path_buf(),
-        gzipped: false,
+        gzipped,
     })
+}
+
+/// A reader counting the bytes read through it.
+struct Counted<R> {
+    inner: R,
+    consumed: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.consumed.set(self.consumed.get() + n as u64);
+        Ok(n)
+    }
 }
 
 /// Whether a file name belongs to a format this build reads.
@@ -188,7 +217,10 @@ fn profile_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(io_err(dir))? {
         let p = entry.map_err(io_err(dir))?.path();
-        if p.is_file() && is_profile_name(&p) {
+        // Anything but a folder with a profile's name is a host: one that
+        // cannot be read (a broken link, no permission) then fails the
+        // conversion naming it, rather than the run quietly losing a host.
+        if !p.is_dir() && is_profile_name(&p) {
             files.push(p);
         }
     }
@@ -286,6 +318,26 @@ fn has_run_folders(dir: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_opened_input_survives_its_file_being_truncated_or_rewritten() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("a.xplane.pb");
+        let content: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &content).unwrap();
+        let opened = open(&path).unwrap();
+        // Were the file itself mapped, reading past the cut would raise
+        // SIGBUS and kill this test process.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(100)
+            .unwrap();
+        assert!(opened[..] == content[..]);
+        std::fs::write(&path, b"rewritten").unwrap();
+        assert!(opened[..] == content[..]);
+    }
 
     #[test]
     fn the_inflated_size_of_a_gzip_file_comes_from_its_trailer() {

@@ -34,8 +34,21 @@ use crate::sink::TableSink;
 pub struct ConvertOptions {
     /// Rows per batch handed to the sink.
     pub batch_rows: usize,
-    /// Called now and then with (bytes done, bytes in all).
-    pub progress: Option<Arc<dyn Fn(u64, u64) + Send + Sync>>,
+    /// Called now and then with how far the conversion is.
+    pub progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
+}
+
+/// How far the conversion of one file is, for progress displays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// The file's index among the files of a batch conversion
+    /// ([`crate::batch`]); 0 for a single file.
+    pub file: usize,
+    /// Bytes of the (inflated) input converted so far.
+    pub bytes_done: u64,
+    /// Bytes of the (inflated) input in all; `bytes_done` equals it once
+    /// the file is done.
+    pub bytes_total: u64,
 }
 
 impl Default for ConvertOptions {

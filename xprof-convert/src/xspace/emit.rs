@@ -158,7 +158,11 @@ impl<'a> Decoder<'a> {
     fn progress(&mut self, n: u64) {
         self.bytes_done += n;
         if let Some(p) = &self.options.progress {
-            p(self.bytes_done, self.bytes.len() as u64);
+            p(crate::reader::Progress {
+                file: 0,
+                bytes_done: self.bytes_done,
+                bytes_total: self.bytes.len() as u64,
+            });
         }
     }
 
