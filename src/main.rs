@@ -17,6 +17,11 @@ use xprof_sql::output::{OutputFormat, write_stream, write_table_capped};
 use xprof_sql::query::views::VIEWS;
 use xprof_sql::query::{OpenOptions, ProfileSession, SessionOptions};
 
+mod line_editor;
+mod progress;
+use line_editor::ShellHelper;
+use progress::ConvertProgress;
+
 #[derive(Parser)]
 #[command(
     name = "xprof-sql",
@@ -299,11 +304,20 @@ async fn open(
         read_only: limits.read_only,
         query_timeout: limits.timeout,
     })?;
-    let options = OpenOptions {
+    let mut options = OpenOptions {
         run,
         ..Default::default()
     };
-    session.open(inputs, &options).await?;
+    // Raw inputs are converted as they open: bars for the large ones.
+    let bars = std::io::stderr()
+        .is_terminal()
+        .then(|| ConvertProgress::new(Vec::new(), None));
+    options.convert.progress = bars.as_ref().map(ConvertProgress::callback);
+    let opened = session.open(inputs, &options).await;
+    if let Some(bars) = &bars {
+        bars.clear();
+    }
+    opened?;
     Ok(session)
 }
 
@@ -390,7 +404,7 @@ async fn query_capped(
     format: OutputFormat,
     output: Option<&Path>,
     max_rows: Option<usize>,
-    mut redirect: Option<&mut dyn Write>,
+    redirect: Option<&mut dyn Write>,
 ) -> AnyResult<()> {
     let stmts = statements(sql);
     if stmts.is_empty() {
@@ -407,18 +421,63 @@ async fn query_capped(
         )
         .into());
     }
-    let mut file_out: Option<std::io::BufWriter<std::fs::File>> = match (format, output) {
+    // `-o FILE` is written under a temporary name and renamed once whole:
+    // a statement failing midway leaves no partial file.
+    let mut file_out: Option<(std::io::BufWriter<std::fs::File>, PathBuf)> = match (format, output)
+    {
         (OutputFormat::Parquet, _) | (_, None) => None,
-        (_, Some(p)) => Some(std::io::BufWriter::new(
-            std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,
-        )),
+        (_, Some(p)) => {
+            let tmp = partial_name(p);
+            let file = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", p.display()))?;
+            Some((std::io::BufWriter::new(file), tmp))
+        }
     };
+    let written = write_statements(
+        session,
+        &stmts,
+        format,
+        output,
+        max_rows,
+        redirect,
+        &mut file_out,
+    )
+    .await;
+    if let (Some((file, tmp)), Some(path)) = (file_out, output) {
+        let kept = written.and_then(|()| {
+            file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+            std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()).into())
+        });
+        if kept.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        return kept;
+    }
+    written
+}
+
+/// The temporary name `-o path` is written under: `.NAME.partial` beside it.
+fn partial_name(path: &Path) -> PathBuf {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    path.with_file_name(format!(".{name}.partial"))
+}
+
+/// The statements of [`query_capped`], each written to the output file,
+/// the redirect or stdout.
+async fn write_statements(
+    session: &ProfileSession,
+    stmts: &[String],
+    format: OutputFormat,
+    output: Option<&Path>,
+    max_rows: Option<usize>,
+    mut redirect: Option<&mut dyn Write>,
+    file_out: &mut Option<(std::io::BufWriter<std::fs::File>, PathBuf)>,
+) -> AnyResult<()> {
     let stdout = std::io::stdout();
-    for stmt in &stmts {
+    for stmt in stmts {
         let stream = session.execute(stmt).await?;
         let mut lock;
         let target: &mut dyn Write = match (file_out.as_mut(), redirect.as_deref_mut()) {
-            (Some(f), _) => f,
+            (Some((f, _)), _) => f,
             (None, Some(r)) => r,
             (None, None) => {
                 lock = stdout.lock();
@@ -430,9 +489,6 @@ async fn query_capped(
             _ => write_stream(stream, format, target, output).await?,
         };
     }
-    if let Some(mut f) = file_out {
-        f.flush()?;
-    }
     Ok(())
 }
 
@@ -440,7 +496,7 @@ async fn query_capped(
 const SHELL_HELP: &str = "\
 .tables                 tables and views of the open profiles
 .schema [NAME]          columns of a table, SQL of a view; all tables without NAME
-.mode table|csv|json    how results print (default table)
+.mode MODE              table (default), csv, json, markdown or line
 .timer on|off           print each statement's elapsed time
 .maxrows N              table mode shows at most N rows (default 100; 0: all)
 .read FILE              run the SQL statements in FILE
@@ -525,7 +581,13 @@ async fn shell_command(
                 "table" => OutputFormat::Table,
                 "csv" => OutputFormat::Csv,
                 "json" => OutputFormat::Json,
-                other => return Err(format!(".mode {other}: one of table, csv, json").into()),
+                "markdown" => OutputFormat::Markdown,
+                "line" => OutputFormat::Line,
+                other => {
+                    return Err(
+                        format!(".mode {other}: one of table, csv, json, markdown, line").into(),
+                    );
+                }
             }
         }
         (".maxrows", Some(n)) => {
@@ -566,10 +628,6 @@ async fn shell_command(
 
 async fn shell(mut session: ProfileSession, read_only: bool) -> AnyResult<()> {
     let session = &mut session;
-    let interactive = std::io::stdin().is_terminal();
-    if interactive {
-        eprintln!("xprof-sql shell: SQL ending in `;`; `.help` for commands");
-    }
     let mut settings = ShellSettings {
         format: OutputFormat::Table,
         timer: false,
@@ -577,19 +635,37 @@ async fn shell(mut session: ProfileSession, read_only: bool) -> AnyResult<()> {
         output: None,
         read_only,
     };
-    let stdin = std::io::stdin();
-    let mut buf = String::new();
+    let result = if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        shell_at_terminal(session, &mut settings).await
+    } else {
+        shell_from_lines(session, &mut settings).await
+    };
+    if let Some(mut out) = settings.output.take() {
+        out.flush()?;
+    }
+    result
+}
+
+/// The shell reading a pipe or file: statements end at `;`, the last one
+/// may end without; Ctrl-C stops the process as for any filter.
+async fn shell_from_lines(
+    session: &mut ProfileSession,
+    settings: &mut ShellSettings,
+) -> AnyResult<()> {
+    // stdin at a terminal but stdout redirected: prompts go to stderr.
+    let prompts = std::io::stdin().is_terminal();
     let prompt = |more: bool| {
-        if interactive {
+        if prompts {
             eprint!("{}", if more { "   ...> " } else { "xprof> " });
         }
     };
+    let mut buf = String::new();
     prompt(false);
-    for line in stdin.lock().lines() {
+    for line in std::io::stdin().lock().lines() {
         let line = line?;
         let trimmed = line.trim();
         if buf.is_empty() && trimmed.starts_with('.') {
-            match shell_command(session, trimmed, &mut settings).await {
+            match shell_command(session, trimmed, settings).await {
                 Ok(true) => {}
                 Ok(false) => return Ok(()),
                 Err(e) => eprintln!("error: {e}"),
@@ -600,7 +676,7 @@ async fn shell(mut session: ProfileSession, read_only: bool) -> AnyResult<()> {
         buf.push_str(&line);
         buf.push('\n');
         if statement_complete(&buf) {
-            shell_run(session, &buf, &mut settings).await;
+            shell_run(session, &buf, settings).await;
             buf.clear();
         }
         prompt(!buf.is_empty());
@@ -617,10 +693,120 @@ async fn shell(mut session: ProfileSession, read_only: bool) -> AnyResult<()> {
         )
         .await?;
     }
-    if let Some(mut out) = settings.output.take() {
-        out.flush()?;
+    Ok(())
+}
+
+/// The shell at a terminal: line editing, multi-line statements, tab
+/// completion from the catalog, a history file; Ctrl-C cancels the running
+/// statement (or the line being typed) and keeps the shell, Ctrl-D leaves.
+async fn shell_at_terminal(
+    session: &mut ProfileSession,
+    settings: &mut ShellSettings,
+) -> AnyResult<()> {
+    use rustyline::error::ReadlineError;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let config = rustyline::Config::builder()
+        .auto_add_history(false)
+        .completion_type(rustyline::CompletionType::List)
+        .max_history_size(10_000)?
+        .build();
+    let mut editor: rustyline::Editor<ShellHelper, rustyline::history::FileHistory> =
+        rustyline::Editor::with_config(config)?;
+    editor.set_helper(Some(ShellHelper::new(catalog_names(session).await?)));
+    let history = line_editor::history_path();
+    if let Some(path) = history.as_ref().filter(|p| p.exists())
+        && let Err(e) = editor.load_history(path)
+    {
+        eprintln!("warning: history {}: {e}", path.display());
+    }
+    // While a statement runs the terminal delivers Ctrl-C as SIGINT: it
+    // sets this flag instead of ending the process. While a line is typed,
+    // the editor reads Ctrl-C as a key.
+    let interrupted = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupted))?;
+    eprintln!("xprof-sql shell: SQL ending in `;`; `.help` for commands; Ctrl-D leaves");
+    let mut history_warned = false;
+    loop {
+        let line = match editor.readline("xprof> ") {
+            Ok(line) => line,
+            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Eof) => break,
+            Err(e) => return Err(e.into()),
+        };
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        editor.add_history_entry(text)?;
+        if let Some(path) = &history
+            && let Err(e) = editor.append_history(path)
+            && !history_warned
+        {
+            eprintln!("warning: history {}: {e}", path.display());
+            history_warned = true;
+        }
+        interrupted.store(false, Ordering::SeqCst);
+        let is_command = text.starts_with('.');
+        let work = async {
+            if is_command {
+                shell_command(session, text, settings).await
+            } else {
+                shell_run(session, text, settings).await;
+                Ok(true)
+            }
+        };
+        match until_interrupted(work, &interrupted).await {
+            None => eprintln!("cancelled (Ctrl-C)"),
+            Some(Ok(true)) => {}
+            Some(Ok(false)) => break,
+            Some(Err(e)) => eprintln!("error: {e}"),
+        }
+        if is_command && text.starts_with(".open") {
+            let names = catalog_names(session).await?;
+            if let Some(helper) = editor.helper_mut() {
+                helper.extend(names);
+            }
+        }
     }
     Ok(())
+}
+
+/// Runs `work` until it ends (`Some`) or `interrupted` is set (`None`; the
+/// work is dropped, which cancels a running query and its tasks).
+async fn until_interrupted<T>(
+    work: impl std::future::Future<Output = T>,
+    interrupted: &std::sync::atomic::AtomicBool,
+) -> Option<T> {
+    let mut work = std::pin::pin!(work);
+    let mut tick = tokio::time::interval(std::time::Duration::from_millis(25));
+    loop {
+        tokio::select! {
+            done = &mut work => return Some(done),
+            _ = tick.tick() => {
+                if interrupted.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+/// Names the shell completes: the session's tables, views and columns.
+async fn catalog_names(session: &ProfileSession) -> AnyResult<Vec<String>> {
+    let sql = format!(
+        "SELECT DISTINCT table_name, column_name FROM information_schema.columns \
+         WHERE table_schema = '{}'",
+        session.schema().replace('\'', "''")
+    );
+    let mut names = Vec::new();
+    for batch in session.collect(&sql).await? {
+        let batch = xprof_sql::output::plain_batch(&batch)?;
+        for column in batch.columns() {
+            let values = column.as_string::<i32>();
+            names.extend(values.iter().flatten().map(String::from));
+        }
+    }
+    Ok(names)
 }
 
 fn convert(
@@ -642,28 +828,32 @@ fn convert(
         .map(|m| m.len())
         .sum();
     let mut options = ConvertOptions::default();
-    if !quiet && std::io::stderr().is_terminal() {
-        let last = std::sync::Mutex::new(Instant::now());
-        options.progress = Some(Arc::new(move |done, all| {
-            let mut l = last.lock().expect("progress lock");
-            if l.elapsed().as_millis() > 300 {
-                *l = Instant::now();
-                eprint!(
-                    "\rconverting: {:5.1}% of {:.1} MiB",
-                    done as f64 * 100.0 / all.max(1) as f64,
-                    all as f64 / 1048576.0
-                );
-            }
-        }));
-    }
+    let bars = (!quiet && std::io::stderr().is_terminal()).then(|| {
+        let names = files
+            .iter()
+            .map(|f| {
+                let name = f.path.file_name().unwrap_or(f.path.as_os_str());
+                name.to_string_lossy().into_owned()
+            })
+            .collect();
+        let inflated = files
+            .iter()
+            .map(|f| xprof_sql::convert::input::inflated_len(&f.path).unwrap_or(0))
+            .sum();
+        ConvertProgress::new(names, Some(inflated))
+    });
+    options.progress = bars.as_ref().map(ConvertProgress::callback);
     let write = WriteOptions {
         zstd_level,
         ..Default::default()
     };
     let threads = threads.unwrap_or_else(batch::default_threads);
-    let converted = batch::convert_to_dataset(&files, output, &options, &write, threads, None)?;
+    let converted = batch::convert_to_dataset(&files, output, &options, &write, threads, None);
+    if let Some(bars) = &bars {
+        bars.clear();
+    }
+    let converted = converted?;
     if !quiet {
-        eprint!("\r");
         for c in &converted {
             eprintln!(
                 "trace {} {} ({}): {} planes, {} lines, {} events, {} event stats",

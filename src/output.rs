@@ -1,5 +1,5 @@
 //! Writing query results: an aligned table, CSV (with a header row), JSON
-//! (an array of objects) or Parquet.
+//! (an array of objects), Markdown, `column = value` lines, or Parquet.
 
 use std::fs::File;
 use std::io::Write;
@@ -24,6 +24,11 @@ pub enum OutputFormat {
     Json,
     /// Parquet (needs an output file).
     Parquet,
+    /// A GitHub-flavoured Markdown table.
+    Markdown,
+    /// One `column = value` line per value, rows separated by a blank
+    /// line (sqlite's `.mode line`).
+    Line,
 }
 
 /// Dictionary columns become their value type (CSV and JSON writers and
@@ -130,11 +135,46 @@ pub async fn write_stream(
                 rows += b.num_rows();
                 w.write(&b)?;
             }
+            // An empty result is `[]` too: the writer opens the array
+            // when it finishes if no row did.
             w.finish()?;
-            if rows == 0 {
-                write!(out, "[]")?;
-            }
             writeln!(out)?;
+        }
+        OutputFormat::Markdown | OutputFormat::Line => {
+            let schema = stream.schema();
+            let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+            if format == OutputFormat::Markdown {
+                let header: Vec<String> = names.iter().map(|n| markdown_cell(n)).collect();
+                writeln!(out, "| {} |", header.join(" | "))?;
+                writeln!(out, "|{}", "---|".repeat(names.len()))?;
+            }
+            let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+            let options = arrow::util::display::FormatOptions::default();
+            while let Some(b) = stream.next().await {
+                let b = b?;
+                let formatters = b
+                    .columns()
+                    .iter()
+                    .map(|c| arrow::util::display::ArrayFormatter::try_new(c.as_ref(), &options))
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                for row in 0..b.num_rows() {
+                    if format == OutputFormat::Markdown {
+                        let cells: Vec<String> = formatters
+                            .iter()
+                            .map(|f| markdown_cell(&f.value(row).to_string()))
+                            .collect();
+                        writeln!(out, "| {} |", cells.join(" | "))?;
+                    } else {
+                        if rows + row > 0 {
+                            writeln!(out)?;
+                        }
+                        for (name, f) in names.iter().zip(&formatters) {
+                            writeln!(out, "{name:>width$} = {}", f.value(row))?;
+                        }
+                    }
+                }
+                rows += b.num_rows();
+            }
         }
         OutputFormat::Parquet => {
             let path = parquet_path.ok_or_else(|| {
@@ -162,4 +202,9 @@ pub async fn write_stream(
         }
     }
     Ok(rows)
+}
+
+/// A Markdown table cell: `|` escaped, line breaks as `<br>`.
+fn markdown_cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', "<br>")
 }

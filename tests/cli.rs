@@ -467,3 +467,407 @@ fn shell_output_and_open() {
     assert!(stderr.contains(".open reads a path"), "{stderr}");
     assert!(stdout.contains("| 1      |"), "{stdout}");
 }
+
+/// The command's exit code (`None`: killed by a signal), stdout, stderr.
+fn xprof_sql_code(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_xprof-sql"))
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn gzip(from: &str, to: &std::path::Path) {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(to).unwrap(),
+        flate2::Compression::fast(),
+    );
+    gz.write_all(&std::fs::read(from).unwrap()).unwrap();
+    gz.finish().unwrap();
+}
+
+#[test]
+fn sql_files_and_several_statements_print_each_result() {
+    let d = tempfile::tempdir().unwrap();
+    let sql = d.path().join("q.sql");
+    std::fs::write(
+        &sql,
+        "-- two statements; the `;` in the string does not split\n\
+         SELECT count(*) AS events FROM events;\n\
+         SELECT 'a;b' AS s;\n",
+    )
+    .unwrap();
+    let (code, out, err) = xprof_sql_code(&[
+        "query",
+        &example(),
+        "-f",
+        &sql.to_string_lossy(),
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, "events\n391\ns\na;b\n");
+    let (code, out, err) = xprof_sql_code(&[
+        "query",
+        &example(),
+        "-e",
+        "SELECT 1 AS one; SELECT 2 AS two",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, "[{\"one\":1}]\n[{\"two\":2}]\n");
+    let (code, out, err) = xprof_sql_code(&["query", &example(), "-f", "/no/such.sql"]);
+    assert_eq!((code, out.as_str()), (Some(1), ""));
+    assert!(err.starts_with("xprof-sql: /no/such.sql: "), "{err}");
+}
+
+#[test]
+fn empty_results_in_every_format() {
+    let q = "SELECT name, dur_ps FROM events WHERE dur_ps < 0";
+    let run = |format: &str| {
+        let (code, out, err) = xprof_sql_code(&["query", &example(), "-e", q, "--format", format]);
+        assert_eq!(code, Some(0), "{err}");
+        out
+    };
+    assert_eq!(run("csv"), "name,dur_ps\n");
+    assert_eq!(run("json"), "[]\n");
+    assert_eq!(run("markdown"), "| name | dur_ps |\n|---|---|\n");
+    assert_eq!(run("line"), "");
+    assert_eq!(
+        run("table"),
+        "+------+--------+\n| name | dur_ps |\n+------+--------+\n+------+--------+\n"
+    );
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("empty.parquet");
+    let (code, out, err) = xprof_sql_code(&[
+        "query",
+        &example(),
+        "-e",
+        q,
+        "--format",
+        "parquet",
+        "-o",
+        &f.to_string_lossy(),
+    ]);
+    assert_eq!((code, out.as_str()), (Some(0), ""), "{err}");
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        std::fs::File::open(&f).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(reader.metadata().file_metadata().num_rows(), 0);
+    let names: Vec<_> = reader
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(names, ["name", "dur_ps"]);
+}
+
+#[test]
+fn gzipped_profiles_end_to_end() {
+    let d = tempfile::tempdir().unwrap();
+    let gz = d.path().join("host.xplane.pb.gz");
+    gzip(&example(), &gz);
+    let q =
+        "SELECT host, count(*) AS events FROM events JOIN traces USING (trace_id) GROUP BY host";
+    let (code, out, err) =
+        xprof_sql_code(&["query", &gz.to_string_lossy(), "-e", q, "--format", "csv"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, "host,events\nhost,391\n");
+    let dataset = d.path().join("ds");
+    let (code, out, err) = xprof_sql_code(&[
+        "convert",
+        &gz.to_string_lossy(),
+        "-o",
+        &dataset.to_string_lossy(),
+        "--quiet",
+    ]);
+    assert_eq!((code, out.as_str(), err.as_str()), (Some(0), "", ""));
+    let (code, out, err) = xprof_sql_code(&[
+        "query",
+        &dataset.to_string_lossy(),
+        "-e",
+        q,
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, "host,events\nhost,391\n");
+}
+
+#[test]
+fn a_corrupt_gzip_names_the_file_and_the_offset() {
+    let d = tempfile::tempdir().unwrap();
+    let gz = d.path().join("bad.xplane.pb.gz");
+    gzip(&example(), &gz);
+    let mut bytes = std::fs::read(&gz).unwrap();
+    let middle = bytes.len() / 2;
+    for b in &mut bytes[middle..middle + 64] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&gz, &bytes).unwrap();
+    let out_dir = d.path().join("out");
+    for args in [
+        vec!["query", gz.to_str().unwrap(), "-e", "SELECT 1"],
+        vec![
+            "convert",
+            gz.to_str().unwrap(),
+            "-o",
+            out_dir.to_str().unwrap(),
+        ],
+    ] {
+        let (code, out, err) = xprof_sql_code(&args);
+        assert_eq!((code, out.as_str()), (Some(1), ""), "{err}");
+        assert!(
+            err.starts_with(&format!(
+                "xprof-sql: {}: invalid gzip at byte ",
+                gz.display()
+            )),
+            "{err}"
+        );
+        assert!(!out_dir.exists());
+    }
+}
+
+#[test]
+fn run_folder_errors_name_the_run_or_the_host() {
+    let d = tempfile::tempdir().unwrap();
+    let run = d.path().join("plugins/profile/2026_03_01");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::copy(example(), run.join("hostA.xplane.pb")).unwrap();
+    let logdir = d.path().to_string_lossy().into_owned();
+    let (code, out, err) =
+        xprof_sql_code(&["query", &logdir, "--run", "2027_01_01", "-e", "SELECT 1"]);
+    assert_eq!((code, out.as_str()), (Some(1), ""));
+    assert!(
+        err.contains("no run \"2027_01_01\"; runs: 2026_03_01"),
+        "{err}"
+    );
+    // One host of the run cannot be read (a link to nothing): the batch
+    // fails naming it, and nothing of the other host is written.
+    std::os::unix::fs::symlink(d.path().join("gone"), run.join("hostB.xplane.pb")).unwrap();
+    let out_dir = d.path().join("out");
+    let (code, _, err) = xprof_sql_code(&[
+        "convert",
+        &logdir,
+        "-o",
+        &out_dir.to_string_lossy(),
+        "--quiet",
+        "--threads",
+        "1",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("hostB.xplane.pb"), "{err}");
+    assert!(!out_dir.exists(), "a failed batch leaves no dataset");
+}
+
+#[test]
+fn inspect_text_help_and_version() {
+    let (code, out, err) = xprof_sql_code(&["inspect", &example()]);
+    assert_eq!(code, Some(0), "{err}");
+    let (_, json, _) = xprof_sql_code(&["inspect", &example(), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    // Each plane of the JSON appears in the text with its event count.
+    for plane in v["planes"].as_array().unwrap() {
+        let name = plane["name"].as_str().unwrap();
+        let line = out
+            .lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("{name} missing from:\n{out}"));
+        let events = plane["total_events"].as_u64().unwrap().to_string();
+        assert!(line.contains(&events), "{line}");
+    }
+    let (code, out, _) = xprof_sql_code(&["--version"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(out, format!("xprof-sql {}\n", env!("CARGO_PKG_VERSION")));
+    let (code, out, _) = xprof_sql_code(&["--help"]);
+    assert_eq!(code, Some(0));
+    for command in ["query", "shell", "convert", "inspect", "schema"] {
+        assert!(
+            out.lines().any(|l| l.trim_start().starts_with(command)),
+            "{out}"
+        );
+    }
+    let (code, out, err) = xprof_sql_code(&["frobnicate"]);
+    assert_eq!((code, out.as_str()), (Some(2), ""));
+    assert!(
+        err.contains("unrecognized subcommand 'frobnicate'"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_statement_failing_midway_leaves_no_output_file() {
+    let d = tempfile::tempdir().unwrap();
+    // 100,000 rows in batches of 8,192: the first batches are written
+    // before a later one divides by zero.
+    let q = "SELECT value, 1 / (CASE WHEN value < 90000 THEN 1 ELSE 0 END) AS x \
+             FROM range(0, 100000)";
+    for format in ["csv", "json", "parquet"] {
+        let f = d.path().join(format!("out.{format}"));
+        let (code, out, err) = xprof_sql_code(&[
+            "query",
+            &example(),
+            "-e",
+            q,
+            "--format",
+            format,
+            "-o",
+            &f.to_string_lossy(),
+        ]);
+        assert_eq!((code, out.as_str()), (Some(1), ""), "{err}");
+        assert!(err.contains("Divide by zero"), "{err}");
+        let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().flatten().collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
+}
+
+/// A file much larger than the example: XSpace messages concatenated are
+/// one message whose planes are all of theirs.
+fn large_profile(dir: &std::path::Path, copies: usize) -> std::path::PathBuf {
+    let one = std::fs::read(example()).unwrap();
+    let path = dir.join("large.xplane.pb");
+    std::fs::write(&path, one.repeat(copies)).unwrap();
+    path
+}
+
+#[test]
+fn a_profile_truncated_during_conversion_is_an_error_not_a_crash() {
+    use std::os::unix::process::ExitStatusExt;
+    let d = tempfile::tempdir().unwrap();
+    let original = std::fs::read(large_profile(d.path(), 100)).unwrap();
+    // Truncated at several moments: before, during and after the input is
+    // read. A mapped file would kill the process with SIGBUS.
+    for delay_ms in [0, 20, 80, 200, 400] {
+        let path = d.path().join("large.xplane.pb");
+        std::fs::write(&path, &original).unwrap();
+        let out_dir = d.path().join(format!("out{delay_ms}"));
+        let child = Command::new(env!("CARGO_BIN_EXE_xprof-sql"))
+            .args([
+                "convert",
+                path.to_str().unwrap(),
+                "-o",
+                out_dir.to_str().unwrap(),
+            ])
+            .arg("--quiet")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(4096)
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.signal(), None, "killed: {err}");
+        if out.status.success() {
+            // It read the file before the cut: the whole file converted.
+            let (code, csv, err) = xprof_sql_code(&[
+                "query",
+                out_dir.to_str().unwrap(),
+                "-e",
+                "SELECT count(*) AS n FROM events",
+                "--format",
+                "csv",
+            ]);
+            assert_eq!(code, Some(0), "{err}");
+            assert_eq!(csv, format!("n\n{}\n", 391 * 100));
+        } else {
+            assert!(err.contains("large.xplane.pb"), "{err}");
+            assert!(!out_dir.exists());
+        }
+    }
+}
+
+#[test]
+fn a_full_disk_is_an_error_and_leaves_no_file() {
+    // Files may grow to 64 KiB (RLIMIT_FSIZE; SIGXFSZ ignored, so a write
+    // past it fails with EFBIG as a full disk fails with ENOSPC): the
+    // input's private copy and the Parquet parts cannot be written.
+    let d = tempfile::tempdir().unwrap();
+    let out_dir = d.path().join("out");
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 128; exec \"$0\" convert {} -o {} --quiet",
+        example(),
+        out_dir.display()
+    );
+    let out = Command::new("sh")
+        .args(["-c", &script, env!("CARGO_BIN_EXE_xprof-sql")])
+        .env("TMPDIR", d.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("File too large"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().flatten().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// A small tmpfs mounted for a test, unmounted when dropped (`None` where
+/// mounting is not allowed, e.g. not root).
+struct SmallDisk(std::path::PathBuf);
+
+impl SmallDisk {
+    fn mount(at: &std::path::Path, size: &str) -> Option<SmallDisk> {
+        std::fs::create_dir_all(at).ok()?;
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| SmallDisk(at.to_path_buf()))
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_while_writing_parquet_is_an_error_and_leaves_no_file() {
+    let d = tempfile::tempdir().unwrap();
+    let Some(disk) = SmallDisk::mount(&d.path().join("disk"), "256k") else {
+        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+        return;
+    };
+    // The input (3.6 MB) fits the temporary folder; its dataset does not
+    // fit the 256 KiB disk.
+    let input = large_profile(d.path(), 20);
+    let out_dir = disk.0.join("out");
+    let (code, out, err) = xprof_sql_code(&[
+        "convert",
+        input.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!((code, out.as_str()), (Some(1), ""), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(!out_dir.exists());
+    let left: Vec<_> = std::fs::read_dir(&disk.0).unwrap().flatten().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn markdown_and_line_formats() {
+    let q = "SELECT 1 AS a, 'x|y' AS bee UNION ALL SELECT 22, NULL ORDER BY a";
+    let (code, out, err) = xprof_sql_code(&["query", &example(), "-e", q, "--format", "markdown"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, "| a | bee |\n|---|---|\n| 1 | x\\|y |\n| 22 |  |\n");
+    let (code, out, err) = xprof_sql_code(&["query", &example(), "-e", q, "--format", "line"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, "  a = 1\nbee = x|y\n\n  a = 22\nbee = \n");
+}
