@@ -157,3 +157,53 @@ fn empty_and_plane_less_files_convert() {
     };
     assert!(convert_err(&space.encode_to_vec()).is_none());
 }
+
+/// A small file of many planes must not take memory per plane beyond its
+/// rows: each device's last, short batch kept a whole batch's capacity
+/// (15 MB of events columns), so 1,000 one-event planes (40 KB) held
+/// 10 GB of heap. Found by `examples/fuzz_readers.rs --reader
+/// xspace-semantic`.
+#[test]
+fn many_small_planes_take_memory_by_their_rows() {
+    use xprof_sql::format::wire::{XEvent, XLine, XPlane, XSpace, x_event};
+    let planes: Vec<XPlane> = (0..1000)
+        .map(|i| XPlane {
+            id: i,
+            name: if i % 2 == 0 {
+                "/host:CPU".into()
+            } else {
+                format!("/device:GPU:{i}")
+            },
+            lines: vec![XLine {
+                id: 1,
+                name: "main".into(),
+                timestamp_ns: 1000,
+                events: vec![XEvent {
+                    metadata_id: 1,
+                    data: Some(x_event::Data::OffsetPs(10)),
+                    duration_ps: 5,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        })
+        .collect();
+    let bytes = XSpace {
+        planes,
+        ..Default::default()
+    }
+    .encode_to_vec();
+    assert!(bytes.len() < 64 << 10);
+    let mut sink = MemorySink::default();
+    xspace::convert(&bytes, &source(0), &ConvertOptions::default(), &mut sink).unwrap();
+    assert_eq!(sink.rows(xprof_sql::format::Table::Events), 1000);
+    let held: usize = sink
+        .tables
+        .values()
+        .flatten()
+        .map(|b| b.get_array_memory_size())
+        .sum();
+    // 10.4 GB before; the rows themselves are a few KB per plane.
+    assert!(held < 256 << 20, "{held} bytes held");
+}
