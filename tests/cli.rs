@@ -6,16 +6,10 @@ use std::process::Command;
 
 use common::*;
 
+/// [`xprof_sql_code`] with only whether it succeeded.
 fn xprof_sql(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_xprof-sql"))
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (code, stdout, stderr) = xprof_sql_code(args);
+    (code == Some(0), stdout, stderr)
 }
 
 /// [`xprof_sql`] with `stdin` written to the command's standard input.
