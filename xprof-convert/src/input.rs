@@ -199,13 +199,27 @@ pub struct ProfileFile {
     pub host: String,
 }
 
-/// Host name of a profile file: its name without `.xplane.pb[.gz]`.
+/// Host name of a profile file: its name without the format's suffix
+/// (`.xplane.pb[.gz]`, `.trace.json[.gz]`, `.chrome_trace`, ...).
 pub fn host_of(path: &Path) -> String {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    for suffix in [".xplane.pb.gz", ".xplane.pb", ".pb.gz", ".pb"] {
+    for suffix in [
+        ".xplane.pb.gz",
+        ".xplane.pb",
+        ".pb.gz",
+        ".pb",
+        ".pt.trace.json.gz",
+        ".pt.trace.json",
+        ".trace.json.gz",
+        ".trace.json",
+        ".chrome_trace.gz",
+        ".chrome_trace",
+        ".json.gz",
+        ".json",
+    ] {
         if let Some(stem) = name.strip_suffix(suffix) {
             return stem.to_string();
         }
@@ -225,6 +239,19 @@ fn profile_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
         }
     }
     files.sort();
+    // JAX writes `HOST.trace.json.gz` beside `HOST.xplane.pb`: the same
+    // events, converted with fewer stats. The XSpace file is the host.
+    let xspace_hosts: std::collections::HashSet<String> = files
+        .iter()
+        .filter(|p| {
+            crate::xspace::is_xspace_name(&p.file_name().unwrap_or_default().to_string_lossy())
+        })
+        .map(|p| host_of(p))
+        .collect();
+    files.retain(|p| {
+        let name = p.file_name().unwrap_or_default().to_string_lossy();
+        crate::xspace::is_xspace_name(&name) || !xspace_hosts.contains(&host_of(p))
+    });
     Ok(files)
 }
 
@@ -276,7 +303,7 @@ pub fn discover(path: &Path, run: Option<&str>) -> Result<Vec<ProfileFile>> {
     let Some(runs_dir) = runs_dir else {
         return Err(ConvertError::UnknownFormat {
             path: path.to_path_buf(),
-            why: "folder holds no *.xplane.pb, no plugins/profile/<RUN>/ and no dataset".into(),
+            why: "folder holds no profile (*.xplane.pb, *.trace.json[.gz], *.chrome_trace), no plugins/profile/<RUN>/ and no dataset".into(),
         });
     };
     let mut runs: Vec<String> = std::fs::read_dir(&runs_dir)

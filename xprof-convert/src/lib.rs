@@ -24,8 +24,10 @@
 
 pub mod assembler;
 pub mod batch;
+pub mod chrome;
 pub mod error;
 pub mod input;
+pub mod json;
 pub mod names;
 mod nest;
 mod pb;

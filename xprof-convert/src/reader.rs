@@ -156,7 +156,13 @@ pub trait ProfileReader: Send + Sync {
 }
 
 /// Every format this build reads, in detection order.
-pub static READERS: &[&dyn ProfileReader] = &[&crate::xspace::XSpaceReader];
+///
+/// Chrome traces come first: their sniffing looks past leading blanks,
+/// which XSpace's (a first byte of 0x0a, a newline) would take for a plane.
+pub static READERS: &[&dyn ProfileReader] = &[
+    &crate::chrome::ChromeTraceReader,
+    &crate::xspace::XSpaceReader,
+];
 
 /// The reader named `name` (case-insensitive).
 pub fn reader_named(name: &str) -> Option<&'static dyn ProfileReader> {
@@ -182,7 +188,9 @@ pub fn detect(path: &Path, bytes: &[u8]) -> Result<&'static dyn ProfileReader> {
     }
     let why = match head.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'{' | b'[') => {
-            "JSON inputs (Chrome trace, Proton) are not supported by this build yet".to_string()
+            "JSON, but no Chrome trace (no \"traceEvents\" or \"ph\" in its first 4 KiB); \
+             Proton tree profiles are not supported by this build yet"
+                .to_string()
         }
         Some(b) => format!(
             "first byte 0x{b:02x} starts none of: {}",

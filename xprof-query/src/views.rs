@@ -72,6 +72,11 @@ pub const VIEWS: &[ViewDef] = &[
         doc: "Each host launch and the device op it started (`correlation_id` or flow): launch delay and queueing.",
         sql: include_str!("views/kernel_launch.sql"),
     },
+    ViewDef {
+        name: "gpu_kernels",
+        doc: "One row per GPU kernel execution from any source (XSpace GPU streams, PyTorch Kineto, Proton's kernel timeline): device, stream, start, duration, grid/block/registers/shared memory when recorded, and the host launch it pairs with.",
+        sql: include_str!("views/gpu_kernels.sql"),
+    },
 ];
 
 pub use crate::tables::register_views;
