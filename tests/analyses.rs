@@ -68,44 +68,14 @@ fn synthetic_gpu_hlo_fixture_is_the_generators_output() {
     );
 }
 
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value};
-use xprof_sql::query::{OpenOptions, ProfileSession};
-
-type Row = Map<String, Value>;
 
 /// The rows of `sql` over the profile at `path`, as JSON objects (NULL
 /// columns absent).
 async fn rows(path: &Path, sql: &str) -> Vec<Row> {
-    let mut session = ProfileSession::new();
-    session
-        .open(&[path], &OpenOptions::default())
-        .await
-        .unwrap();
-    let batches = session.sql(sql).await.unwrap().collect().await.unwrap();
-    let mut out = Vec::new();
-    {
-        let mut w = arrow::json::ArrayWriter::new(&mut out);
-        for b in &batches {
-            w.write(&xprof_sql::output::plain_batch(b).unwrap())
-                .unwrap();
-        }
-        w.finish().unwrap();
-    }
-    if out.is_empty() {
-        return Vec::new();
-    }
-    match serde_json::from_slice(&out).unwrap() {
-        Value::Array(a) => a
-            .into_iter()
-            .map(|v| match v {
-                Value::Object(m) => m,
-                other => panic!("{other}"),
-            })
-            .collect(),
-        other => panic!("{other}"),
-    }
+    query_rows(&[path], sql).await
 }
 
 /// A fixture and the XProf answer file next to it.

@@ -130,3 +130,42 @@ pub fn split_csv(line: &str) -> Vec<String> {
     }
     out
 }
+
+/// A row of a query result as a JSON object (NULL columns absent).
+pub type Row = serde_json::Map<String, serde_json::Value>;
+
+/// The rows of `sql` over the profiles at `paths` (files, folders or
+/// datasets), as JSON objects.
+pub async fn query_rows<P: AsRef<std::path::Path>>(paths: &[P], sql: &str) -> Vec<Row> {
+    use serde_json::Value;
+    use xprof_sql::query::{OpenOptions, ProfileSession};
+    let mut session = ProfileSession::new();
+    let paths: Vec<&std::path::Path> = paths.iter().map(|p| p.as_ref()).collect();
+    session
+        .open(&paths, &OpenOptions::default())
+        .await
+        .unwrap();
+    let batches = session.sql(sql).await.unwrap().collect().await.unwrap();
+    let mut out = Vec::new();
+    {
+        let mut w = arrow::json::ArrayWriter::new(&mut out);
+        for b in &batches {
+            w.write(&xprof_sql::output::plain_batch(b).unwrap())
+                .unwrap();
+        }
+        w.finish().unwrap();
+    }
+    if out.is_empty() {
+        return Vec::new();
+    }
+    match serde_json::from_slice(&out).unwrap() {
+        Value::Array(a) => a
+            .into_iter()
+            .map(|v| match v {
+                Value::Object(m) => m,
+                other => panic!("{other}"),
+            })
+            .collect(),
+        other => panic!("{other}"),
+    }
+}

@@ -49,7 +49,7 @@ launches AS (
   WHERE kind = 'correlation_id' AND src_event_id IS NOT NULL AND dst_event_id IS NOT NULL
   GROUP BY trace_id, dst_event_id
 )
-SELECT e.trace_id, tr.source_format, t.device_id, d.name AS device_name,
+SELECT e.trace_id, tr.source_format, tr.host, t.device_id, d.name AS device_name,
        d.ordinal AS device_ordinal, e.track_id, t.line_id AS stream_id,
        t.name AS stream_name, e.event_id, e.name, e.ts_ps, e.dur_ps,
        e.ts_ps + e.dur_ps AS end_ps,

@@ -1,0 +1,509 @@
+//! The Chrome Trace Event JSON reader.
+//!
+//! Real inputs: the H200 captures in tests/fixtures/gpu (PyTorch Kineto,
+//! Proton's kernel timeline and intra-kernel trace), checked against an
+//! independent reading of the same JSON with serde_json. Synthetic input:
+//! a project-written trace with every phase and edge case (written below,
+//! following ../shared/formats/chrome-trace.md), whose expected rows are
+//! worked out by hand in the test. Bad input: truncations of the real
+//! Kineto trace, wrong types, deep nesting, a very long string.
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use common::*;
+use serde_json::Value;
+use xprof_sql::convert::error::ConvertError;
+use xprof_sql::convert::reader::{self, ConvertOptions, Summary, TraceSource};
+use xprof_sql::convert::sink::MemorySink;
+use xprof_sql::format::Table;
+
+const REAL: [&str; 3] = [
+    "torch_kineto.json",
+    "proton_trace.chrome_trace",
+    "proton_intra.chrome_trace",
+];
+
+fn convert_path(path: &Path) -> Result<(MemorySink, Summary), ConvertError> {
+    let input = xprof_sql::convert::input::open(path)?;
+    let r = reader::detect(path, &input)?;
+    assert_eq!(r.name(), "chrome_trace", "{}", path.display());
+    let source = TraceSource {
+        trace_id: 0,
+        path: path.into(),
+        run: None,
+        host: "test".into(),
+    };
+    let mut sink = MemorySink::default();
+    let summary = reader::convert(r, &input, &source, &ConvertOptions::default(), &mut sink)?;
+    Ok((sink, summary))
+}
+
+/// Converts JSON text (written to a temporary `.json` file).
+fn convert_text(text: &[u8]) -> Result<(MemorySink, Summary), ConvertError> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.json");
+    std::fs::write(&path, text).unwrap();
+    convert_path(&path)
+}
+
+fn events_of(json: &Value) -> &Vec<Value> {
+    match json {
+        Value::Array(a) => a,
+        other => other["traceEvents"].as_array().unwrap(),
+    }
+}
+
+/// A JSON number of µs as exact ps, from its shortest decimal form (the
+/// fixtures have at most 3 decimals; an f64 times 10^6 would not be exact
+/// at Kineto's 5e12 µs).
+fn ps(v: &Value) -> i64 {
+    let text = v.to_string();
+    assert!(!text.contains(['e', 'E']), "{text}");
+    let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
+    assert!(frac.len() <= 6, "{text}");
+    let frac = format!("{frac:0<6}");
+    let neg = int.starts_with('-');
+    let mag = int.trim_start_matches('-').parse::<i64>().unwrap() * 1_000_000
+        + frac.parse::<i64>().unwrap();
+    if neg { -mag } else { mag }
+}
+
+/// Phases that become rows of `events` (B, b always; E, e only close).
+fn is_row_phase(ph: &str) -> bool {
+    matches!(ph, "X" | "B" | "i" | "I" | "R" | "C" | "b" | "n")
+}
+
+#[test]
+fn every_event_of_the_real_captures_is_a_row_with_its_args() {
+    for f in REAL {
+        let path = fixture(&format!("gpu/{f}"));
+        let json: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let evs = events_of(&json);
+        let (sink, summary) = convert_path(&path).unwrap();
+        let events = table(&sink, Table::Events);
+        let want_rows = evs
+            .iter()
+            .filter(|e| is_row_phase(e["ph"].as_str().unwrap()))
+            .count();
+        assert_eq!(events.num_rows(), want_rows, "{f}");
+        assert_eq!(summary.events as usize, want_rows, "{f}");
+        // Every arg, and every field that is not a column, is a row of
+        // event_args.
+        let want_args: usize = evs
+            .iter()
+            .filter(|e| is_row_phase(e["ph"].as_str().unwrap()))
+            .map(|e| {
+                let o = e.as_object().unwrap();
+                let args = o.get("args").and_then(Value::as_object).map_or(0, |a| a.len());
+                let extra = o
+                    .keys()
+                    .filter(|k| {
+                        !matches!(k.as_str(), "ph" | "name" | "pid" | "tid" | "ts" | "dur" | "args")
+                    })
+                    .count();
+                args + extra
+            })
+            .sum();
+        assert_eq!(table(&sink, Table::EventArgs).num_rows(), want_args, "{f}");
+        // Per name: count and total duration, exactly.
+        let mut want: BTreeMap<String, (usize, i64)> = BTreeMap::new();
+        for e in evs.iter().filter(|e| e["ph"] == "X") {
+            let w = want.entry(e["name"].as_str().unwrap().into()).or_default();
+            w.0 += 1;
+            w.1 += ps(&e["dur"]);
+        }
+        let mut got: BTreeMap<String, (usize, i64)> = BTreeMap::new();
+        let names = strings(&events, "name");
+        let durs = i64s(&events, "dur_ps");
+        for (n, d) in names.iter().zip(&durs) {
+            let g = got.entry(n.clone()).or_default();
+            g.0 += 1;
+            g.1 += d.unwrap();
+        }
+        for (name, w) in &want {
+            assert_eq!(got.get(name), Some(w), "{f}: {name}");
+        }
+        // Start times: the earliest event is at 0 and every other keeps
+        // its exact distance from it.
+        let min_ts = evs
+            .iter()
+            .filter(|e| is_row_phase(e["ph"].as_str().unwrap()) || matches!(e["ph"].as_str(), Some("s" | "f" | "t")))
+            .map(|e| ps(&e["ts"]))
+            .min()
+            .unwrap();
+        let mut want_ts: Vec<i64> = evs
+            .iter()
+            .filter(|e| is_row_phase(e["ph"].as_str().unwrap()))
+            .map(|e| ps(&e["ts"]) - min_ts)
+            .collect();
+        let mut got_ts: Vec<i64> = i64s(&events, "ts_ps").into_iter().flatten().collect();
+        want_ts.sort_unstable();
+        got_ts.sort_unstable();
+        assert_eq!(got_ts, want_ts, "{f}");
+        assert!(summary.warnings.is_empty(), "{f}: {:?}", summary.warnings);
+    }
+}
+
+#[test]
+fn kineto_kernels_pair_with_their_launches() {
+    let path = fixture("gpu/torch_kineto.json");
+    let json: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let evs = events_of(&json);
+    // Independent: launches and kernels by correlation id.
+    let corr = |e: &Value| e["args"]["correlation"].as_i64();
+    let launches: HashMap<i64, &Value> = evs
+        .iter()
+        .filter(|e| e["cat"] == "cuda_runtime" || e["cat"] == "cuda_driver")
+        .filter_map(|e| Some((corr(e)?, e)))
+        .collect();
+    let kernels: Vec<&Value> = evs.iter().filter(|e| e["cat"] == "kernel").collect();
+    assert_eq!(kernels.len(), 170);
+    let rows = tokio_run(query_rows(
+        &[&path],
+        "SELECT name, correlation_id, launch_name, launch_delay_ps, dur_ps, grid_x, grid_y, \
+         grid_z, block_x, registers_per_thread, shared_memory_bytes, stream_id, device_ordinal \
+         FROM gpu_kernels ORDER BY ts_ps",
+    ));
+    assert_eq!(rows.len(), kernels.len());
+    let mut by_corr: HashMap<i64, &Row> = HashMap::new();
+    for r in &rows {
+        by_corr.insert(r["correlation_id"].as_i64().unwrap(), r);
+    }
+    for k in &kernels {
+        let c = corr(k).unwrap();
+        let r = by_corr[&c];
+        let launch = launches[&c];
+        assert_eq!(r["launch_name"], launch["name"]);
+        assert_eq!(
+            r["launch_delay_ps"].as_i64().unwrap(),
+            ps(&k["ts"]) - ps(&launch["ts"])
+        );
+        assert_eq!(r["dur_ps"].as_i64().unwrap(), ps(&k["dur"]));
+        let grid = k["args"]["grid"].as_array().unwrap();
+        assert_eq!(r["grid_x"], grid[0]);
+        assert_eq!(r["grid_y"], grid[1]);
+        assert_eq!(r["grid_z"], grid[2]);
+        assert_eq!(r["block_x"], k["args"]["block"][0]);
+        assert_eq!(r["registers_per_thread"], k["args"]["registers per thread"]);
+        assert_eq!(r["shared_memory_bytes"], k["args"]["shared memory"]);
+        assert_eq!(r["stream_id"], k["tid"]);
+        assert_eq!(r["device_ordinal"], k["args"]["device"]);
+    }
+    // The `ac2g` flows link each launch to its kernel, as `flows` rows:
+    // every id with both a start and an end (Kineto also writes ends
+    // without a start, on `cudaStreamIsCapturing`).
+    let ac2g_ids = |ph: &str| -> std::collections::HashSet<i64> {
+        evs.iter()
+            .filter(|e| e["cat"] == "ac2g" && e["ph"] == ph)
+            .map(|e| e["id"].as_i64().unwrap())
+            .collect()
+    };
+    let ac2g = ac2g_ids("s").intersection(&ac2g_ids("f")).count();
+    let linked = tokio_run(query_rows(
+        &[&path],
+        "SELECT count(*) AS n FROM flows f \
+         JOIN events s ON s.trace_id = f.trace_id AND s.event_id = f.src_event_id \
+         JOIN events d ON d.trace_id = f.trace_id AND d.event_id = f.dst_event_id \
+         WHERE f.kind = 'flow' AND s.correlation_id = d.correlation_id",
+    ));
+    assert!(ac2g > 100);
+    assert_eq!(linked[0]["n"].as_u64().unwrap() as usize, ac2g);
+}
+
+fn tokio_run<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+/// Every phase and edge, written for this test (synthetic).
+const EDGES: &str = r#"{"displayTimeUnit": "ns", "otherData": {"version": "x"}, "traceEvents": [
+ {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "Host \u2713"}},
+ {"ph": "M", "name": "thread_name", "pid": 1, "tid": "main", "args": {"name": "main thread"}},
+ {"ph": "B", "name": "outer", "pid": 1, "tid": "main", "ts": 10, "args": {"a": 1}},
+ {"ph": "B", "name": "inner \u00fcn\u00efcode \ud83d\ude00", "pid": 1, "tid": "main", "ts": 11.5},
+ {"ph": "E", "pid": 1, "tid": "main", "ts": 12.25, "args": {"result": "ok"}},
+ {"ph": "E", "pid": 1, "tid": "main", "ts": 20},
+ {"ph": "E", "pid": 1, "tid": "main", "ts": 21},
+ {"ph": "B", "name": "never ends", "pid": 1, "tid": 7, "ts": 30},
+ {"ph": "X", "name": "x", "pid": "gpu-proc", "tid": 7, "ts": 40.500001, "dur": 0.499999, "cat": "kernel",
+  "args": {"nested": {"k": [1, 2, {"z": null}]}, "flag": true, "big": 18446744073709551615, "f": 1.5, "neg": -3}},
+ {"ph": "i", "name": "mark", "pid": 1, "tid": "main", "ts": 15, "s": "g"},
+ {"ph": "b", "name": "req", "cat": "net", "id": "0x1", "pid": 1, "ts": 12},
+ {"ph": "b", "name": "req", "cat": "net", "id": "0x2", "pid": 1, "ts": 13},
+ {"ph": "e", "name": "req", "cat": "net", "id": "0x1", "pid": 1, "ts": 16},
+ {"ph": "n", "name": "req", "cat": "net", "id": "0x2", "pid": 1, "ts": 14},
+ {"ph": "e", "name": "req", "cat": "net", "id": "0x2", "pid": 1, "ts": 18},
+ {"ph": "e", "name": "req", "cat": "net", "id": "0x9", "pid": 1, "ts": 18},
+ {"ph": "C", "name": "mem", "pid": 1, "ts": 10, "args": {"used": 5, "free": 7.5}},
+ {"ph": "C", "name": "mem", "pid": 1, "ts": 20, "args": {"used": 6, "free": 6.5}},
+ {"ph": "s", "name": "fl", "cat": "flow", "id": 5, "pid": 1, "tid": "main", "ts": 11.6},
+ {"ph": "f", "name": "fl", "cat": "flow", "id": 5, "pid": "gpu-proc", "tid": 7, "ts": 40},
+ {"ph": "s", "name": "fl", "cat": "other", "id": 5, "pid": 1, "tid": 7, "ts": 1000},
+ {"ph": "Z", "name": "weird", "pid": 1, "tid": "main", "ts": 1},
+ {"ph": "X", "name": "no ts", "pid": 1, "tid": "main"}
+]}"#;
+
+#[test]
+fn every_phase_and_edge_maps_as_documented() {
+    let (sink, summary) = convert_text(EDGES.as_bytes()).unwrap();
+    let devices = table(&sink, Table::Devices);
+    assert_eq!(
+        strings(&devices, "name"),
+        ["Trace Metadata", "Host \u{2713}", "pid gpu-proc"]
+    );
+    assert_eq!(strings(&devices, "kind"), ["task_environment", "host", "gpu"]);
+    let tracks = table(&sink, Table::Tracks);
+    assert_eq!(
+        strings(&tracks, "name"),
+        ["main thread", "7", "req", "mem", "7"]
+    );
+    assert_eq!(
+        strings(&tracks, "kind"),
+        ["thread", "thread", "async", "counters", "stream"]
+    );
+    // Numeric tids keep their number; others are numbered by position.
+    assert_eq!(i64s(&tracks, "line_id")[1], Some(7));
+    let ev = table(&sink, Table::Events);
+    let rows: Vec<(String, i64, i64, i64, String)> = (0..ev.num_rows())
+        .map(|i| {
+            (
+                strings(&ev, "name")[i].clone(),
+                i64s(&ev, "track_id")[i].unwrap(),
+                i64s(&ev, "ts_ps")[i].unwrap(),
+                i64s(&ev, "dur_ps")[i].unwrap(),
+                strings(&ev, "parent_id")[i].clone(),
+            )
+        })
+        .collect();
+    let us = 1_000_000i64;
+    let want: Vec<(String, i64, i64, i64, String)> = vec![
+        // Origin: the earliest timestamp, `outer` at 10 µs.
+        ("outer".into(), 0, 0, 10 * us, "NULL".into()),
+        ("inner ünïcode 😀".into(), 0, 3 * us / 2, 3 * us / 4, "0".into()),
+        ("mark".into(), 0, 5 * us, 0, "0".into()),
+        // Never ended: runs to the end of the trace (`x` ends at 41 µs).
+        ("never ends".into(), 1, 20 * us, 11 * us, "NULL".into()),
+        // Two overlapping async requests and an instant inside one.
+        ("req".into(), 2, 2 * us, 4 * us, "NULL".into()),
+        ("req".into(), 2, 3 * us, 5 * us, "NULL".into()),
+        ("req".into(), 2, 4 * us, 0, "5".into()),
+        ("mem".into(), 3, 0, 0, "NULL".into()),
+        ("mem".into(), 3, 10 * us, 0, "NULL".into()),
+        // Exact to the picosecond: 40.500001 µs less the origin.
+        ("x".into(), 4, 30_500_001, 499_999, "NULL".into()),
+    ];
+    assert_eq!(rows, want);
+    // Args: the E's args join its B's; the event's other fields are args
+    // too; values typed.
+    let args = table(&sink, Table::EventArgs);
+    let mut got: Vec<(i64, String, String, String)> = (0..args.num_rows())
+        .map(|i| {
+            let t = strings(&args, "value_type")[i].clone();
+            let v = match t.as_str() {
+                "int" => strings(&args, "int_value")[i].clone(),
+                "uint" => strings(&args, "uint_value")[i].clone(),
+                "double" => strings(&args, "double_value")[i].clone(),
+                _ => strings(&args, "str_value")[i].clone(),
+            };
+            (i64s(&args, "event_id")[i].unwrap(), strings(&args, "key")[i].clone(), t, v)
+        })
+        .collect();
+    got.sort();
+    let a = |e: i64, k: &str, t: &str, v: &str| (e, k.to_string(), t.to_string(), v.to_string());
+    let want = vec![
+        a(0, "a", "int", "1"),
+        a(1, "result", "str", "ok"),
+        a(2, "s", "str", "g"),
+        a(4, "cat", "str", "net"),
+        a(4, "id", "str", "0x1"),
+        a(5, "cat", "str", "net"),
+        a(5, "id", "str", "0x2"),
+        a(6, "cat", "str", "net"),
+        a(6, "id", "str", "0x2"),
+        a(7, "free", "double", "7.5"),
+        a(7, "used", "int", "5"),
+        a(8, "free", "double", "6.5"),
+        a(8, "used", "int", "6"),
+        a(9, "big", "uint", "18446744073709551615"),
+        a(9, "cat", "str", "kernel"),
+        a(9, "f", "double", "1.5"),
+        a(9, "flag", "int", "1"),
+        a(9, "neg", "int", "-3"),
+        a(9, "nested", "str", r#"{"k": [1, 2, {"z": null}]}"#),
+    ];
+    assert_eq!(got, want);
+    // Counters: one series per name and arg key.
+    let c = table(&sink, Table::Counters);
+    let mut series: Vec<(String, i64, String)> = (0..c.num_rows())
+        .map(|i| {
+            (
+                strings(&c, "name")[i].clone(),
+                i64s(&c, "ts_ps")[i].unwrap(),
+                strings(&c, "value")[i].clone(),
+            )
+        })
+        .collect();
+    series.sort();
+    assert_eq!(
+        series,
+        [
+            ("mem/free".to_string(), 0, "7.5".to_string()),
+            ("mem/free".to_string(), 10 * us, "6.5".to_string()),
+            ("mem/used".to_string(), 0, "5.0".to_string()),
+            ("mem/used".to_string(), 10 * us, "6.0".to_string()),
+        ]
+    );
+    // The flow binds to the slice enclosing its start (`inner`) and to the
+    // next slice after its end (`x`, no `bp`); the other category's flow
+    // with the same id is a different flow, and binds to nothing.
+    let flows = table(&sink, Table::Flows);
+    assert_eq!(strings(&flows, "kind"), ["flow"]);
+    assert_eq!(i64s(&flows, "src_event_id"), [Some(1)]);
+    assert_eq!(i64s(&flows, "dst_event_id"), [Some(9)]);
+    // What was dropped or repaired is said once per kind.
+    let w = summary.warnings.join("\n");
+    for needle in [
+        "1 begin events (B or b) have no end",
+        "1 E events without an open B",
+        "1 async end events (e) without a matching b",
+        "1 events without a numeric ts",
+        "1 events of unknown phase \"Z\"",
+        "1 flow events on track \"7\" have no slice",
+    ] {
+        assert!(w.contains(needle), "{needle} not in {w}");
+    }
+    // Top-level keys and the origin are args of `Trace Metadata`.
+    let da = table(&sink, Table::DeviceArgs);
+    let keys = strings(&da, "key");
+    assert_eq!(keys[..3], ["displayTimeUnit", "otherData", "xprof_sql.ts_origin_ps"]);
+    assert_eq!(strings(&da, "int_value")[2], (10 * us).to_string());
+}
+
+#[test]
+fn bare_array_form_and_string_times_convert() {
+    let text = br#"[{"ph":"X","name":"a","pid":"p","tid":"t","ts":"2.5","dur":1},
+                    {"ph":"X","name":"b","pid":"p","tid":"t","ts":3,"dur":0.25}]"#;
+    let (sink, _) = convert_text(text).unwrap();
+    let ev = table(&sink, Table::Events);
+    assert_eq!(i64s(&ev, "ts_ps"), [Some(0), Some(500_000)]);
+    assert_eq!(i64s(&ev, "parent_id"), [None, Some(0)]);
+    assert_eq!(i64s(&ev, "self_ps"), [Some(750_000), Some(250_000)]);
+}
+
+fn malformed_offset(r: Result<(MemorySink, Summary), ConvertError>) -> (u64, String) {
+    match r {
+        Err(ConvertError::Malformed { offset, what, path, .. }) => {
+            assert!(path.to_string_lossy().ends_with(".json"), "{path:?}");
+            (offset, what)
+        }
+        Err(other) => panic!("not a Malformed error: {other}"),
+        Ok(_) => panic!("bad input converted"),
+    }
+}
+
+#[test]
+fn truncated_traces_are_errors_at_an_offset_within_the_file() {
+    let bytes = std::fs::read(fixture("gpu/torch_kineto.json")).unwrap();
+    let mut rng = 0x9e3779b97f4a7c15u64;
+    for _ in 0..40 {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let cut = 1 + (rng % (bytes.len() as u64 - 2)) as usize;
+        let (offset, what) = malformed_offset(convert_text(&bytes[..cut]));
+        assert!(offset <= cut as u64, "cut {cut}: offset {offset} ({what})");
+    }
+}
+
+#[test]
+fn hostile_json_is_an_error_or_a_warning_never_a_panic() {
+    // Wrong types.
+    let (_, what) = malformed_offset(convert_text(br#"{"traceEvents": 5}"#));
+    assert!(what.contains("not an array"), "{what}");
+    let (offset, what) = malformed_offset(convert_text(br#"{"traceEvents": [{"ph":"X"}, 7]}"#));
+    assert_eq!(offset, 29);
+    assert!(what.contains("not an object"), "{what}");
+    // A phase that is a number is an unknown phase, dropped with a warning.
+    let (sink, summary) =
+        convert_text(br#"[{"ph":5,"ts":1,"name":"n"},{"ph":"X","ts":1,"dur":1,"name":"ok"}]"#)
+            .unwrap();
+    assert_eq!(sink.rows(Table::Events), 1);
+    assert!(summary.warnings.iter().any(|w| w.contains("unknown phase \"5\"")));
+    // 10,000 levels of nesting in args.
+    let deep = format!(
+        r#"[{{"ph":"X","ts":1,"dur":1,"name":"n","args":{{"d":{}{}}}}}]"#,
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    let (offset, what) = malformed_offset(convert_text(deep.as_bytes()));
+    assert!(what.contains("nest deeper"), "{what}");
+    assert!(offset < 1000, "{offset}");
+    // A 16 MiB string is kept whole, borrowed from the input.
+    let long = "y".repeat(16 << 20);
+    let text = format!(r#"[{{"ph":"X","ts":1,"dur":1,"name":"n","args":{{"long":"{long}"}}}}]"#);
+    let (sink, _) = convert_text(text.as_bytes()).unwrap();
+    let args = table(&sink, Table::EventArgs);
+    assert_eq!(strings(&args, "str_value")[0].len(), 16 << 20);
+    // Not JSON at all, and JSON that is no trace.
+    assert!(convert_text(b"  ").is_err());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tree.json");
+    std::fs::write(&path, br#"[{"frame": {"name": "ROOT"}}, {}]"#).unwrap();
+    let input = xprof_sql::convert::input::open(&path).unwrap();
+    let err = match reader::detect(&path, &input) {
+        Ok(r) => panic!("detected as {}", r.name()),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("tree.json"), "{err}");
+}
+
+#[test]
+fn chrome_traces_round_trip_through_parquet_with_xspace() {
+    let inputs = [
+        fixture("gpu/torch_kineto.json"),
+        fixture("gpu/proton_trace.chrome_trace"),
+        gpu_fixture("jax_gpu"),
+    ];
+    let (dir, written) = dataset_of(&inputs);
+    assert_eq!(written.len(), 3);
+    let rows = tokio_run(query_rows(
+        &[dir.path()],
+        "SELECT source_format, host, count(*) AS kernels, sum(dur_ps) AS ps \
+         FROM gpu_kernels GROUP BY source_format, host ORDER BY host",
+    ));
+    let direct: Vec<Row> = inputs
+        .iter()
+        .flat_map(|p| {
+            tokio_run(query_rows(
+                &[p],
+                "SELECT source_format, host, count(*) AS kernels, sum(dur_ps) AS ps \
+                 FROM gpu_kernels GROUP BY source_format, host",
+            ))
+        })
+        .collect();
+    assert_eq!(rows.len(), 3);
+    for r in &rows {
+        assert!(direct.contains(r), "{r:?} not in {direct:?}");
+    }
+    let kernels: Vec<(String, u64)> = rows
+        .iter()
+        .map(|r| (r["host"].as_str().unwrap().to_string(), r["kernels"].as_u64().unwrap()))
+        .collect();
+    // 100 kernels of JAX (XProf's kernel_stats count, tests/analyses.rs),
+    // 170 of Kineto (serde_json above), 18 of Proton's timeline.
+    assert_eq!(
+        kernels,
+        [
+            ("jax_gpu".to_string(), 100),
+            ("proton_trace".to_string(), 18),
+            ("torch_kineto".to_string(), 170)
+        ]
+    );
+}
