@@ -71,7 +71,6 @@ fn synthetic_gpu_hlo_fixture_is_the_generators_output() {
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-
 /// The rows of `sql` over the profile at `path`, as JSON objects (NULL
 /// columns absent).
 async fn rows(path: &Path, sql: &str) -> Vec<Row> {

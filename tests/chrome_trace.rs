@@ -97,11 +97,17 @@ fn every_event_of_the_real_captures_is_a_row_with_its_args() {
             .filter(|e| is_row_phase(e["ph"].as_str().unwrap()))
             .map(|e| {
                 let o = e.as_object().unwrap();
-                let args = o.get("args").and_then(Value::as_object).map_or(0, |a| a.len());
+                let args = o
+                    .get("args")
+                    .and_then(Value::as_object)
+                    .map_or(0, |a| a.len());
                 let extra = o
                     .keys()
                     .filter(|k| {
-                        !matches!(k.as_str(), "ph" | "name" | "pid" | "tid" | "ts" | "dur" | "args")
+                        !matches!(
+                            k.as_str(),
+                            "ph" | "name" | "pid" | "tid" | "ts" | "dur" | "args"
+                        )
                     })
                     .count();
                 args + extra
@@ -130,7 +136,10 @@ fn every_event_of_the_real_captures_is_a_row_with_its_args() {
         // its exact distance from it.
         let min_ts = evs
             .iter()
-            .filter(|e| is_row_phase(e["ph"].as_str().unwrap()) || matches!(e["ph"].as_str(), Some("s" | "f" | "t")))
+            .filter(|e| {
+                is_row_phase(e["ph"].as_str().unwrap())
+                    || matches!(e["ph"].as_str(), Some("s" | "f" | "t"))
+            })
             .map(|e| ps(&e["ts"]))
             .min()
             .unwrap();
@@ -256,9 +265,12 @@ fn every_phase_and_edge_maps_as_documented() {
     let devices = table(&sink, Table::Devices);
     assert_eq!(
         strings(&devices, "name"),
-        ["Trace Metadata", "Host \u{2713}", "pid gpu-proc"]
+        ["Trace Metadata", "Host \u{2713}", "gpu-proc"]
     );
-    assert_eq!(strings(&devices, "kind"), ["task_environment", "host", "gpu"]);
+    assert_eq!(
+        strings(&devices, "kind"),
+        ["task_environment", "host", "gpu"]
+    );
     let tracks = table(&sink, Table::Tracks);
     assert_eq!(
         strings(&tracks, "name"),
@@ -286,7 +298,13 @@ fn every_phase_and_edge_maps_as_documented() {
     let want: Vec<(String, i64, i64, i64, String)> = vec![
         // Origin: the earliest timestamp, `outer` at 10 µs.
         ("outer".into(), 0, 0, 10 * us, "NULL".into()),
-        ("inner ünïcode 😀".into(), 0, 3 * us / 2, 3 * us / 4, "0".into()),
+        (
+            "inner ünïcode 😀".into(),
+            0,
+            3 * us / 2,
+            3 * us / 4,
+            "0".into(),
+        ),
         ("mark".into(), 0, 5 * us, 0, "0".into()),
         // Never ended: runs to the end of the trace (`x` ends at 41 µs).
         ("never ends".into(), 1, 20 * us, 11 * us, "NULL".into()),
@@ -312,7 +330,12 @@ fn every_phase_and_edge_maps_as_documented() {
                 "double" => strings(&args, "double_value")[i].clone(),
                 _ => strings(&args, "str_value")[i].clone(),
             };
-            (i64s(&args, "event_id")[i].unwrap(), strings(&args, "key")[i].clone(), t, v)
+            (
+                i64s(&args, "event_id")[i].unwrap(),
+                strings(&args, "key")[i].clone(),
+                t,
+                v,
+            )
         })
         .collect();
     got.sort();
@@ -382,7 +405,10 @@ fn every_phase_and_edge_maps_as_documented() {
     // Top-level keys and the origin are args of `Trace Metadata`.
     let da = table(&sink, Table::DeviceArgs);
     let keys = strings(&da, "key");
-    assert_eq!(keys[..3], ["displayTimeUnit", "otherData", "xprof_sql.ts_origin_ps"]);
+    assert_eq!(
+        keys[..3],
+        ["displayTimeUnit", "otherData", "xprof_sql.ts_origin_ps"]
+    );
     assert_eq!(strings(&da, "int_value")[2], (10 * us).to_string());
 }
 
@@ -399,7 +425,9 @@ fn bare_array_form_and_string_times_convert() {
 
 fn malformed_offset(r: Result<(MemorySink, Summary), ConvertError>) -> (u64, String) {
     match r {
-        Err(ConvertError::Malformed { offset, what, path, .. }) => {
+        Err(ConvertError::Malformed {
+            offset, what, path, ..
+        }) => {
             assert!(path.to_string_lossy().ends_with(".json"), "{path:?}");
             (offset, what)
         }
@@ -435,7 +463,12 @@ fn hostile_json_is_an_error_or_a_warning_never_a_panic() {
         convert_text(br#"[{"ph":5,"ts":1,"name":"n"},{"ph":"X","ts":1,"dur":1,"name":"ok"}]"#)
             .unwrap();
     assert_eq!(sink.rows(Table::Events), 1);
-    assert!(summary.warnings.iter().any(|w| w.contains("unknown phase \"5\"")));
+    assert!(
+        summary
+            .warnings
+            .iter()
+            .any(|w| w.contains("unknown phase \"5\""))
+    );
     // 10,000 levels of nesting in args.
     let deep = format!(
         r#"[{{"ph":"X","ts":1,"dur":1,"name":"n","args":{{"d":{}{}}}}}]"#,
@@ -494,7 +527,12 @@ fn chrome_traces_round_trip_through_parquet_with_xspace() {
     }
     let kernels: Vec<(String, u64)> = rows
         .iter()
-        .map(|r| (r["host"].as_str().unwrap().to_string(), r["kernels"].as_u64().unwrap()))
+        .map(|r| {
+            (
+                r["host"].as_str().unwrap().to_string(),
+                r["kernels"].as_u64().unwrap(),
+            )
+        })
         .collect();
     // 100 kernels of JAX (XProf's kernel_stats count, tests/analyses.rs),
     // 170 of Kineto (serde_json above), 18 of Proton's timeline.
@@ -506,4 +544,100 @@ fn chrome_traces_round_trip_through_parquet_with_xspace() {
             ("torch_kineto".to_string(), 170)
         ]
     );
+}
+
+/// A number of kilo-cycles (Proton's intra-kernel `ts`/`dur`) as cycles.
+fn cycles(v: &Value) -> i64 {
+    let p = ps(v);
+    assert_eq!(p % 1000, 0, "{v} is not whole cycles");
+    p / 1000
+}
+
+#[test]
+fn proton_intra_kernel_scopes_keep_cycles() {
+    let path = fixture("gpu/proton_intra.chrome_trace");
+    let json: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    // Independent: per (kernel, scope), from the pid "<kernel> Core<n>
+    // CTA<n>" and the events' kilo-cycle ts/dur.
+    let mut want: BTreeMap<(String, String), (u64, i64, i64, i64)> = BTreeMap::new();
+    let mut want_rows: Vec<(i64, i64, i64, String, i64, i64)> = Vec::new();
+    for e in events_of(&json) {
+        let pid = e["pid"].as_str().unwrap();
+        let (kernel, rest) = pid.split_once(" Core").unwrap();
+        let (sm, cta) = rest.split_once(" CTA").unwrap();
+        let warp: i64 = e["tid"].as_str().unwrap()["warp ".len()..]
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let (start, dur) = (cycles(&e["ts"]), cycles(&e["dur"]));
+        let scope = e["name"].as_str().unwrap().to_string();
+        let w =
+            want.entry((kernel.to_string(), scope.clone()))
+                .or_insert((0, 0, i64::MAX, i64::MIN));
+        w.0 += 1;
+        w.1 += dur;
+        w.2 = w.2.min(dur);
+        w.3 = w.3.max(dur);
+        want_rows.push((
+            sm.parse().unwrap(),
+            cta.parse().unwrap(),
+            warp,
+            scope,
+            start,
+            start + dur,
+        ));
+    }
+    let rows = tokio_run(query_rows(
+        &[&path],
+        "SELECT kernel, scope, instances, total_cycles, min_cycles, max_cycles \
+         FROM warp_scopes ORDER BY kernel, scope",
+    ));
+    let got: BTreeMap<(String, String), (u64, i64, i64, i64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                (
+                    r["kernel"].as_str().unwrap().to_string(),
+                    r["scope"].as_str().unwrap().to_string(),
+                ),
+                (
+                    r["instances"].as_u64().unwrap(),
+                    r["total_cycles"].as_i64().unwrap(),
+                    r["min_cycles"].as_i64().unwrap(),
+                    r["max_cycles"].as_i64().unwrap(),
+                ),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+    let rows = tokio_run(query_rows(
+        &[&path],
+        "SELECT sm_id, cta_id, warp_id, scope, start_cycle, end_cycle, start_ps, dur_ps \
+         FROM kernel_scopes",
+    ));
+    let mut got_rows: Vec<(i64, i64, i64, String, i64, i64)> = rows
+        .iter()
+        .map(|r| {
+            // The recorded clock is 1000 MHz: a cycle is 1000 ps.
+            assert_eq!(
+                r["start_ps"].as_i64().unwrap(),
+                r["start_cycle"].as_i64().unwrap() * 1000
+            );
+            let cyc = r["end_cycle"].as_i64().unwrap() - r["start_cycle"].as_i64().unwrap();
+            assert_eq!(r["dur_ps"].as_i64().unwrap(), cyc * 1000);
+            (
+                r["sm_id"].as_i64().unwrap(),
+                r["cta_id"].as_i64().unwrap(),
+                r["warp_id"].as_i64().unwrap(),
+                r["scope"].as_str().unwrap().to_string(),
+                r["start_cycle"].as_i64().unwrap(),
+                r["end_cycle"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    got_rows.sort();
+    want_rows.sort();
+    assert_eq!(got_rows, want_rows);
 }

@@ -141,10 +141,7 @@ pub async fn query_rows<P: AsRef<std::path::Path>>(paths: &[P], sql: &str) -> Ve
     use xprof_sql::query::{OpenOptions, ProfileSession};
     let mut session = ProfileSession::new();
     let paths: Vec<&std::path::Path> = paths.iter().map(|p| p.as_ref()).collect();
-    session
-        .open(&paths, &OpenOptions::default())
-        .await
-        .unwrap();
+    session.open(&paths, &OpenOptions::default()).await.unwrap();
     let batches = session.sql(sql).await.unwrap().collect().await.unwrap();
     let mut out = Vec::new();
     {

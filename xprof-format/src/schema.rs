@@ -297,7 +297,7 @@ const fn concat<const A: usize, const B: usize, const C: usize>(
 /// `traces`.
 pub static TRACES: TableDef = TableDef {
     name: "traces",
-    doc: "One row per converted input: one XSpace file (one host of a run).",
+    doc: "One row per converted input: one profile file (an XSpace file is one host of a run; a Chrome trace is one process tree).",
     sort_by: &["trace_id"],
     columns: &[
         TRACE_ID,
@@ -305,7 +305,7 @@ pub static TRACES: TableDef = TableDef {
             "source_format",
             Utf8,
             false,
-            "Input format, the name of the reader that converted it (`xprof_sql::convert::reader::READERS`): `xspace` today; `chrome_trace`, `proton_tree`, `proton_intra`, `mosaic_gpu` and `llo_bundle_util` as those readers land.",
+            "Input format, the name of the reader that converted it (`xprof_sql::convert::reader::READERS`): `xspace` or `chrome_trace` (Chrome Trace Event JSON: PyTorch Kineto, JAX `*.trace.json.gz`, Proton's kernel timeline and intra-kernel traces); `proton_tree`, `mosaic_gpu` and `llo_bundle_util` as those readers land.",
         ),
         col(
             "source_path",
@@ -323,7 +323,7 @@ pub static TRACES: TableDef = TableDef {
             "host",
             Utf8,
             false,
-            "Host name: the file stem (`HOST.xplane.pb`).",
+            "Host name: the file stem (`HOST.xplane.pb`, `HOST.trace.json.gz`, `HOST.pt.trace.json`, `HOST.chrome_trace`, `HOST.json`).",
         ),
         col(
             "start_unix_ns",
@@ -380,7 +380,7 @@ pub static TRACES: TableDef = TableDef {
 /// `devices`.
 pub static DEVICES: TableDef = TableDef {
     name: "devices",
-    doc: "One row per XPlane: a device (`/device:TPU:0`, `/device:GPU:0`) or a source (`/host:CPU`, `/host:metadata`, `Task Environment`).",
+    doc: "One row per XPlane: a device (`/device:TPU:0`, `/device:GPU:0`) or a source (`/host:CPU`, `/host:metadata`, `Task Environment`). In a Chrome trace: one row per process (`pid`), named by its `process_name`, after a first `Trace Metadata` row holding the file's top-level keys.",
     sort_by: &["device_id"],
     columns: &[
         TRACE_ID,
@@ -485,14 +485,24 @@ pub static TRACKS: TableDef = TableDef {
             "Id of the track in this trace, numbered device by device; on a device, container tracks (`Steps`, `XLA Modules`, `XLA Ops`/`PALLAS`) come first, then the others in input order.",
         ),
         DEVICE_ID,
-        col("line_id", Int64, false, "`XLine.id` as written."),
+        col(
+            "line_id",
+            Int64,
+            false,
+            "`XLine.id` as written; in a Chrome trace the `tid` when it is an integer, else the track's position on its process (negative for async and counter tracks).",
+        ),
         col(
             "display_id",
             Int64,
             false,
             "`XLine.display_id`, or `line_id` when unset.",
         ),
-        col("name", Utf8, false, "`XLine.name`."),
+        col(
+            "name",
+            Utf8,
+            false,
+            "`XLine.name`; in a Chrome trace the `thread_name`, else the `tid`, or the event name of an async or counter track.",
+        ),
         col(
             "display_name",
             Utf8,
@@ -503,7 +513,7 @@ pub static TRACKS: TableDef = TableDef {
             "kind",
             Utf8,
             false,
-            "`thread` (host threads), `stream` (GPU streams), `steps`, `xla_modules`, `xla_ops`, `async_xla_ops`, `traceme`, `framework_ops`, `framework_name_scope`, `source`, `counters`, `launch_stats`, `sparse_core_steps`, `sparse_core_modules`, `sparse_core_ops`, `host_offload_ops`, `pallas` (the `PALLAS` kernel line), `llo_ops`, `pallas_primitives`, `llo_instructions`, `llo_unit` (a `<UNIT> Instructions` lane), `llo_utilization`, or `other`.",
+            "`thread` (host threads), `stream` (GPU streams), `async` (a Chrome trace's async events of one name in one process), `steps`, `xla_modules`, `xla_ops`, `async_xla_ops`, `traceme`, `framework_ops`, `framework_name_scope`, `source`, `counters`, `launch_stats`, `sparse_core_steps`, `sparse_core_modules`, `sparse_core_ops`, `host_offload_ops`, `pallas` (the `PALLAS` kernel line), `llo_ops`, `pallas_primitives`, `llo_instructions`, `llo_unit` (a `<UNIT> Instructions` lane), `llo_utilization`, or `other`.",
         ),
         col(
             "unit",

@@ -77,6 +77,16 @@ pub const VIEWS: &[ViewDef] = &[
         doc: "One row per GPU kernel execution from any source (XSpace GPU streams, PyTorch Kineto, Proton's kernel timeline): device, stream, start, duration, grid/block/registers/shared memory when recorded, and the host launch it pairs with.",
         sql: include_str!("views/gpu_kernels.sql"),
     },
+    ViewDef {
+        name: "kernel_scopes",
+        doc: "One row per scope instance of an intra-kernel cycle-level trace (Proton instrumentation mode): kernel, SM, CTA, warp, line, scope, call stack, start and end cycles as recorded, and times derived from the recorded clock.",
+        sql: include_str!("views/kernel_scopes.sql"),
+    },
+    ViewDef {
+        name: "warp_scopes",
+        doc: "Per kernel and scope of an intra-kernel trace: instances, SMs, CTAs and warps; cycles min/avg/max and spread; cycles per warp.",
+        sql: include_str!("views/warp_scopes.sql"),
+    },
 ];
 
 pub use crate::tables::register_views;

@@ -128,8 +128,13 @@ impl DeviceScan {
     pub fn display_name(&self) -> String {
         match &self.name {
             Some(n) => n.clone(),
-            None if self.pid == Id::Missing => "process".to_string(),
-            None => format!("pid {}", self.pid.text()),
+            None => match &self.pid {
+                Id::Missing => "process".to_string(),
+                Id::Int(v) => format!("pid {v}"),
+                // A named pid (Proton's `"<kernel> Core<n> CTA<n>"`) is
+                // its own name.
+                Id::Text(t) => t.clone(),
+            },
         }
     }
 

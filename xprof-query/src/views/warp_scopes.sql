@@ -1,0 +1,21 @@
+-- Per kernel and scope of an intra-kernel trace (`kernel_scopes`): how many
+-- instances, on how many SMs, CTAs and warps; cycles per instance (min,
+-- average, max, and their spread, max less min); and `cycles_per_warp`, the
+-- total cycles over the number of distinct (CTA, warp) pairs that ran the
+-- scope: the cost of the scope to one warp, averaged over warps.
+SELECT trace_id, kernel, scope,
+       count(*) AS instances,
+       count(DISTINCT sm_id) AS sms,
+       count(DISTINCT cta_id) AS ctas,
+       count(DISTINCT CAST(cta_id AS BIGINT) * 65536 + warp_id) AS warps,
+       sum(cycles) AS total_cycles,
+       min(cycles) AS min_cycles,
+       avg(CAST(cycles AS DOUBLE)) AS avg_cycles,
+       max(cycles) AS max_cycles,
+       max(cycles) - min(cycles) AS cycles_spread,
+       CAST(sum(cycles) AS DOUBLE)
+         / count(DISTINCT CAST(cta_id AS BIGINT) * 65536 + warp_id) AS cycles_per_warp,
+       min(start_cycle) AS first_cycle,
+       max(end_cycle) AS last_cycle
+FROM kernel_scopes
+GROUP BY trace_id, kernel, scope
