@@ -64,17 +64,130 @@ pub enum Scalar<'a> {
 pub struct Json<'a> {
     bytes: &'a [u8],
     pos: usize,
+    /// The whole of `bytes` is known to be UTF-8: strings are not checked
+    /// one by one.
+    utf8: bool,
+}
+
+/// Where the next `"` or `\` is in `b` from `i` (or `b.len()`), eight
+/// bytes at a time.
+#[inline]
+fn find_quote_or_backslash(b: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        let q = w ^ (ONES * b'"' as u64);
+        let s = w ^ (ONES * b'\\' as u64);
+        // A zero byte of q or s is a match; the lowest flagged byte is
+        // always a true one.
+        let hits = (q.wrapping_sub(ONES) & !q | s.wrapping_sub(ONES) & !s) & HIGH;
+        if hits != 0 {
+            return i + (hits.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&c) = b.get(i) {
+        if c == b'"' || c == b'\\' {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// Bytes checked to be UTF-8 as a whole: parsers over them
+/// ([`Utf8Doc::at`]) do not check strings one by one.
+#[derive(Debug, Clone, Copy)]
+pub struct Utf8Doc<'a>(&'a [u8]);
+
+impl<'a> Utf8Doc<'a> {
+    /// Checks `bytes`, 16 MiB at a time, calling `after(start, end)` after
+    /// each span is checked (to drop its pages from memory, say).
+    pub fn check(bytes: &'a [u8], mut after: impl FnMut(usize, usize)) -> JsonResult<Self> {
+        const CHUNK: usize = 16 << 20;
+        let mut pos = 0;
+        while pos < bytes.len() {
+            let end = (pos + CHUNK).min(bytes.len());
+            let next = match std::str::from_utf8(&bytes[pos..end]) {
+                Ok(_) => end,
+                // A character cut by the chunk's end: check it with the
+                // next chunk (a character is at most 4 bytes, so this
+                // moves on).
+                Err(e) if e.error_len().is_none() && end < bytes.len() => pos + e.valid_up_to(),
+                Err(e) => {
+                    return Err(JsonError {
+                        offset: pos + e.valid_up_to(),
+                        what: "the input is not valid UTF-8".into(),
+                    });
+                }
+            };
+            after(pos, next);
+            pos = next;
+        }
+        Ok(Self(bytes))
+    }
+
+    /// A parser at `pos`.
+    pub fn at(&self, pos: usize) -> Json<'a> {
+        Json {
+            bytes: self.0,
+            pos,
+            utf8: true,
+        }
+    }
 }
 
 impl<'a> Json<'a> {
     /// A parser at the start of `bytes`.
     pub fn new(bytes: &'a [u8]) -> Self {
-        Self { bytes, pos: 0 }
+        Self {
+            bytes,
+            pos: 0,
+            utf8: false,
+        }
     }
 
     /// A parser at `pos` of `bytes`.
     pub fn at(bytes: &'a [u8], pos: usize) -> Self {
-        Self { bytes, pos }
+        Self {
+            bytes,
+            pos,
+            utf8: false,
+        }
+    }
+
+    /// A parser at the start of a whole document, checked to be UTF-8 at
+    /// once (much faster than string by string).
+    pub fn document(bytes: &'a [u8]) -> JsonResult<Self> {
+        Ok(Utf8Doc::check(bytes, |_, _| {})?.at(0))
+    }
+
+    /// A parser at `pos` of the same input (and what is known of it).
+    pub fn resume(&self, pos: usize) -> Self {
+        Self {
+            bytes: self.bytes,
+            pos,
+            utf8: self.utf8,
+        }
+    }
+
+    /// `bytes[start..end]` as text; `start` and `end` are next to quotes
+    /// (ASCII), so in a document known to be UTF-8 they are character
+    /// boundaries.
+    fn text(&self, start: usize, end: usize) -> JsonResult<&'a str> {
+        let raw = &self.bytes[start..end];
+        if self.utf8 {
+            // SAFETY: `utf8` is only set by `Utf8Doc`, which checked the
+            // whole input, and both ends of `raw` are next to an ASCII
+            // quote or escape, so `raw` is whole characters.
+            Ok(unsafe { std::str::from_utf8_unchecked(raw) })
+        } else {
+            std::str::from_utf8(raw).map_err(|e| JsonError {
+                offset: start + e.valid_up_to(),
+                what: "a string is not valid UTF-8".into(),
+            })
+        }
     }
 
     /// The whole input.
@@ -210,41 +323,24 @@ impl<'a> Json<'a> {
     }
 
     /// A string value, unescaped (borrowed when it has no escapes).
+    /// Control characters are taken as they are (JSON forbids them raw;
+    /// some writers do not care).
     pub fn string(&mut self) -> JsonResult<Cow<'a, str>> {
         self.eat(b'"')?;
         let start = self.pos;
-        let bytes = self.bytes;
-        let mut i = start;
-        // The plain run up to the first quote or backslash.
-        while let Some(&b) = bytes.get(i) {
-            if b == b'"' || b == b'\\' || b < 0x20 {
-                break;
-            }
-            i += 1;
-        }
-        match bytes.get(i) {
+        let i = find_quote_or_backslash(self.bytes, start);
+        match self.bytes.get(i) {
             Some(b'"') => {
-                let s = std::str::from_utf8(&bytes[start..i]).map_err(|e| JsonError {
-                    offset: start + e.valid_up_to(),
-                    what: "a string is not valid UTF-8".into(),
-                })?;
+                let s = self.text(start, i)?;
                 self.pos = i + 1;
                 Ok(Cow::Borrowed(s))
             }
-            Some(b'\\') => {
+            Some(_) => {
+                let mut out = self.text(start, i)?.to_string();
                 self.pos = i;
-                let mut out =
-                    String::from_utf8(bytes[start..i].to_vec()).map_err(|e| JsonError {
-                        offset: start + e.utf8_error().valid_up_to(),
-                        what: "a string is not valid UTF-8".into(),
-                    })?;
                 self.escaped_rest(&mut out)?;
                 Ok(Cow::Owned(out))
             }
-            Some(_) => Err(JsonError {
-                offset: i,
-                what: "a control character inside a string".into(),
-            }),
             None => Err(JsonError {
                 offset: start.saturating_sub(1),
                 what: "a string is not closed (truncated?)".into(),
@@ -257,24 +353,14 @@ impl<'a> Json<'a> {
         let bytes = self.bytes;
         loop {
             let run = self.pos;
-            while let Some(&b) = bytes.get(self.pos) {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
-            out.push_str(
-                std::str::from_utf8(&bytes[run..self.pos]).map_err(|e| JsonError {
-                    offset: run + e.valid_up_to(),
-                    what: "a string is not valid UTF-8".into(),
-                })?,
-            );
+            self.pos = find_quote_or_backslash(bytes, run);
+            out.push_str(self.text(run, self.pos)?);
             match bytes.get(self.pos) {
                 Some(b'"') => {
                     self.pos += 1;
                     return Ok(());
                 }
-                Some(b'\\') => {
+                Some(_) => {
                     let at = self.pos;
                     self.pos += 1;
                     let c = match bytes.get(self.pos) {
@@ -321,9 +407,6 @@ impl<'a> Json<'a> {
                     };
                     out.push(c);
                     self.pos += 1;
-                }
-                Some(_) => {
-                    return Err(self.error("a control character inside a string"));
                 }
                 None => return Err(self.error("a string is not closed (truncated?)")),
             }
@@ -388,8 +471,11 @@ impl<'a> Json<'a> {
             }
         }
         self.pos = i;
-        // ASCII by construction.
-        Ok(std::str::from_utf8(&b[start..i]).unwrap_or_default())
+        let lit = &b[start..i];
+        debug_assert!(lit.is_ascii());
+        // SAFETY: every byte of `lit` was matched above as one of
+        // `-+.eE0-9`: ASCII, so UTF-8.
+        Ok(unsafe { std::str::from_utf8_unchecked(lit) })
     }
 
     fn literal(&mut self, word: &str) -> JsonResult<()> {
@@ -619,6 +705,34 @@ mod tests {
                 String::from_utf8_lossy(bad)
             );
         }
+    }
+
+    #[test]
+    fn quote_search_finds_the_first_in_every_position() {
+        for len in 0..20 {
+            for at in 0..=len {
+                let mut b = vec![b'a'; len];
+                if at < len {
+                    b[at] = if at % 2 == 0 { b'"' } else { b'\\' };
+                    // A later match must not win.
+                    if at + 1 < len {
+                        b[at + 1] = b'"';
+                    }
+                }
+                assert_eq!(find_quote_or_backslash(&b, 0), at, "{len} {at}");
+            }
+        }
+        // Bytes just around the searched values are not matches.
+        assert_eq!(find_quote_or_backslash(b"!#[]\x21\x23abc\"", 0), 9);
+        let doc = Json::document("\"h\u{e9}llo\" \"\\u00e9\"".as_bytes()).unwrap();
+        let mut j = doc.resume(0);
+        assert_eq!(j.string().unwrap(), "h\u{e9}llo");
+        assert_eq!(j.string().unwrap(), "\u{e9}");
+        assert_eq!(Json::document(b"\"\xff\"").unwrap_err().offset, 1);
+        // A character cut by a chunk boundary is checked whole.
+        let mut big = vec![b' '; (16 << 20) - 1];
+        big.extend_from_slice("\u{e9}".as_bytes());
+        assert!(Utf8Doc::check(&big, |_, _| {}).is_ok());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! each event's text parsed again for its name and `args`.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use xprof_format::hash::FxHashMap as HashMap;
 
 use xprof_format::table_rows::{DeviceArgRow, DeviceRow, EventMetadataRow};
 use xprof_format::{EventRow, StatValue, Sym};
@@ -11,7 +11,7 @@ use super::scan::{DeviceScan, Id, Phase, Scanned, TrackKind, TrackScan};
 use crate::assembler::{Pending, TraceAssembler, TraceInfo, Track, TrackSpec};
 use crate::error::ConvertError;
 use crate::input::InputBytes;
-use crate::json::{Json, JsonError, JsonResult, Kind, NumberValue, Scalar, number_value};
+use crate::json::{Json, JsonError, JsonResult, Kind, NumberValue, Scalar, Utf8Doc, number_value};
 use crate::names::{DeviceKind, LineKind, Role};
 
 /// Pass 2 fails on bad JSON (an event that changed since pass 1 cannot,
@@ -93,12 +93,12 @@ fn read_args<'a>(j: &mut Json<'a>, out: &mut Vec<(Cow<'a, str>, Scalar<'a>)>) ->
 /// Parses the event object at `start`; with `args_only` (an `E` or `e`
 /// matched to a begin) only its `args`.
 fn read_event<'a>(
-    bytes: &'a [u8],
+    doc: &Json<'a>,
     start: u64,
     args_only: bool,
     text: &mut EventText<'a>,
 ) -> JsonResult<()> {
-    let mut j = Json::at(bytes, start as usize);
+    let mut j = doc.resume(start as usize);
     j.begin_object()?;
     let mut first = true;
     let mut extra = Vec::new();
@@ -173,6 +173,7 @@ impl DeviceNames {
 /// Pass 2: everything into `asm`.
 pub(super) fn emit(
     input: &InputBytes,
+    doc: Utf8Doc<'_>,
     s: &Scanned,
     asm: &mut TraceAssembler<'_>,
 ) -> EmitResult<TraceInfo> {
@@ -223,8 +224,9 @@ pub(super) fn emit(
         event_count: 0,
         stat_count: s.top_level.len() as i32 + 1,
     })?;
+    let doc = doc.at(0);
     for dev in &s.devices {
-        emit_device(input, s, dev, asm)?;
+        emit_device(input, &doc, s, dev, asm)?;
     }
     let origin_ns = origin_ps.div_euclid(1000);
     Ok(TraceInfo {
@@ -235,6 +237,7 @@ pub(super) fn emit(
 
 fn emit_device(
     input: &InputBytes,
+    doc: &Json<'_>,
     s: &Scanned,
     dev: &DeviceScan,
     asm: &mut TraceAssembler<'_>,
@@ -279,10 +282,10 @@ fn emit_device(
         }
     }
     let mut names = DeviceNames {
-        metadata_ids: HashMap::new(),
+        metadata_ids: HashMap::default(),
     };
     for &t in &dev.tracks {
-        emit_track(input, s, gpu, &s.tracks[t as usize], &mut names, asm)?;
+        emit_track(input, doc, s, gpu, &s.tracks[t as usize], &mut names, asm)?;
     }
     let mut metadata: Vec<(i64, Sym)> = names
         .metadata_ids
@@ -332,6 +335,7 @@ const RELEASE_EVERY: usize = 1 << 16;
 
 fn emit_track(
     input: &InputBytes,
+    doc: &Json<'_>,
     s: &Scanned,
     dev_gpu: bool,
     t: &TrackScan,
@@ -379,9 +383,9 @@ fn emit_track(
         let r = &s.recs[i as usize];
         text.name = Cow::Borrowed("");
         text.args.clear();
-        read_event(bytes, r.start, false, &mut text)?;
+        read_event(doc, r.start, false, &mut text)?;
         if r.end_event != u32::MAX {
-            read_event(bytes, s.ends[r.end_event as usize], true, &mut text)?;
+            read_event(doc, s.ends[r.end_event as usize], true, &mut text)?;
         }
         let name = asm.interner().intern(&text.name);
         let metadata_id = names.metadata_id(name);

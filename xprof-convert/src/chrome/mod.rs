@@ -2,7 +2,8 @@
 //! Proton's kernel timeline and intra-kernel traces, Perfetto exports) to
 //! the normalized tables.
 //!
-//! Two passes over the mapped bytes, never a document tree:
+//! A check that the input is UTF-8 (16 MiB at a time), then two passes
+//! over the mapped bytes, never a document tree:
 //!
 //! 1. [`scan`] walks the event array once, keeping 40 bytes per event
 //!    (where its text is, its track, start and duration), matching `B`/`E`
@@ -46,7 +47,7 @@ use std::path::Path;
 use crate::assembler::{TraceAssembler, TraceInfo};
 use crate::error::{ConvertError, Result};
 use crate::input::InputBytes;
-use crate::json::JsonError;
+use crate::json::{JsonError, Utf8Doc};
 use crate::reader::{ConvertOptions, LineInfo, PlaneInfo, ProfileReader};
 
 /// The name of the format in errors.
@@ -88,16 +89,20 @@ impl ProfileReader for ChromeTraceReader {
         asm: &mut TraceAssembler<'_>,
     ) -> Result<TraceInfo> {
         let path = &input.path;
-        let scanned = scan::scan(input, options).map_err(|e| malformed(path, e))?;
-        emit::emit(input, &scanned, asm).map_err(|e| match e {
+        let doc = Utf8Doc::check(input, |start, end| input.release(start, end))
+            .map_err(|e| malformed(path, e))?;
+        let scanned = scan::scan(input, doc, options).map_err(|e| malformed(path, e))?;
+        emit::emit(input, doc, &scanned, asm).map_err(|e| match e {
             emit::EmitError::Json(e) => malformed(path, e),
             emit::EmitError::Convert(e) => e,
         })
     }
 
     fn inspect(&self, input: &InputBytes) -> Result<Vec<PlaneInfo>> {
-        let scanned =
-            scan::scan(input, &ConvertOptions::default()).map_err(|e| malformed(&input.path, e))?;
+        let doc = Utf8Doc::check(input, |start, end| input.release(start, end))
+            .map_err(|e| malformed(&input.path, e))?;
+        let scanned = scan::scan(input, doc, &ConvertOptions::default())
+            .map_err(|e| malformed(&input.path, e))?;
         let mut planes = Vec::new();
         for (index, dev) in scanned.devices.iter().enumerate() {
             let lines: Vec<LineInfo> = dev

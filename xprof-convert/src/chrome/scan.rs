@@ -2,10 +2,10 @@
 //! `B`/`E` and `b`/`e` matched, processes and threads named by `M` events.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use xprof_format::hash::FxHashMap as HashMap;
 
 use crate::input::InputBytes;
-use crate::json::{Json, JsonResult, Kind, Scalar, micros_to_ps};
+use crate::json::{Json, JsonResult, Kind, Scalar, Utf8Doc, micros_to_ps};
 use crate::reader::{ConvertOptions, Progress};
 
 /// A `pid` or `tid`: JSON numbers and strings are both used.
@@ -607,22 +607,26 @@ impl Scanner {
 }
 
 /// Pass 1 over `input`.
-pub(super) fn scan(input: &InputBytes, options: &ConvertOptions) -> JsonResult<Scanned> {
+pub(super) fn scan(
+    input: &InputBytes,
+    doc: Utf8Doc<'_>,
+    options: &ConvertOptions,
+) -> JsonResult<Scanned> {
     let bytes: &[u8] = input;
     let mut s = Scanner {
         out: Scanned::default(),
-        device_of: HashMap::new(),
-        thread_of: HashMap::new(),
-        named_of: HashMap::new(),
-        open_b: HashMap::new(),
-        open_async: HashMap::new(),
-        flow_ids: HashMap::new(),
+        device_of: HashMap::default(),
+        thread_of: HashMap::default(),
+        named_of: HashMap::default(),
+        open_b: HashMap::default(),
+        open_async: HashMap::default(),
+        flow_ids: HashMap::default(),
         tally: Tally::default(),
         min_ts: i64::MAX,
         max_end: i64::MIN,
         base: None,
     };
-    let mut j = Json::new(bytes);
+    let mut j = doc.at(0);
     let report = |pos: usize| {
         // Pass 2 reads the events again, from the page cache.
         input.release(0, pos);
