@@ -25,7 +25,9 @@
 //! times and durations, stats of the wrong type, planes and lines renamed
 //! to the device and line names that drive the analyses, random `Hlo
 //! Proto` bytes), which byte edits rarely reach because most of them break
-//! the wire format first. docs/reliability.md records the runs.
+//! the wire format first; `chrome` (Chrome Trace Event JSON, seeded with
+//! the JSON fixtures, byte edits plus JSON tokens spliced in).
+//! docs/reliability.md records the runs.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashSet;
@@ -140,6 +142,7 @@ enum Reader {
     Inspect,
     Gzip,
     XSpaceSemantic,
+    Chrome,
 }
 
 impl Reader {
@@ -149,6 +152,7 @@ impl Reader {
             Reader::Inspect => "inspect",
             Reader::Gzip => "gzip",
             Reader::XSpaceSemantic => "xspace-semantic",
+            Reader::Chrome => "chrome",
         }
     }
 }
@@ -186,9 +190,10 @@ fn parse_args() -> Result<Args, String> {
                     "inspect" => Reader::Inspect,
                     "gzip" => Reader::Gzip,
                     "xspace-semantic" => Reader::XSpaceSemantic,
+                    "chrome" => Reader::Chrome,
                     other => {
                         return Err(format!(
-                            "--reader {other}: xspace, inspect, gzip or xspace-semantic"
+                            "--reader {other}: xspace, inspect, gzip, xspace-semantic or chrome"
                         ));
                     }
                 }
@@ -204,6 +209,18 @@ fn parse_args() -> Result<Args, String> {
             "--seed-file" => args.seeds.push(value()?.into()),
             other => return Err(format!("unknown flag {other}")),
         }
+    }
+    if args.seeds.is_empty() && args.reader == Reader::Chrome {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(root.join("tests/fixtures/gpu"))
+            .map_err(|e| format!("tests/fixtures/gpu: {e}"))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                let name = p.to_string_lossy();
+                name.ends_with(".json") || name.ends_with(".chrome_trace")
+            })
+            .collect();
+        found.sort();
+        args.seeds.extend(found);
     }
     if args.seeds.is_empty() {
         for dir in [
@@ -221,6 +238,28 @@ fn parse_args() -> Result<Args, String> {
         }
     }
     Ok(args)
+}
+
+/// JSON pieces the Chrome-trace reader treats specially, spliced in by
+/// [`mutate_json`] (byte edits alone rarely make well-formed JSON).
+const JSON_TOKENS: &[&str] = &[
+    "{", "}", "[", "]", ",", ":", "\"", "\\", "\\u", "\\ud83d", "null", "true", "-",
+    "1e308", "-0.0000001", "99999999999999999999999", "\"ph\":\"B\"", "\"ph\":\"E\"",
+    "\"ph\":\"b\"", "\"ph\":\"e\"", "\"ph\":\"C\"", "\"ph\":\"s\"", "\"ph\":\"f\"",
+    "\"ph\":\"M\"", "\"ph\":\"X\"", "\"ts\":", "\"dur\":-5", "\"pid\":\"x\"",
+    "\"tid\":[]", "\"args\":{\"a\":[[[[", "\"id\":", "\"bp\":\"e\"", "\"name\":\"process_name\"",
+    "\"traceEvents\":",
+];
+
+/// A JSON-aware edit: a corpus entry with byte edits and tokens spliced in.
+fn mutate_json(corpus: &[Vec<u8>], rng: &mut Rng) -> Vec<u8> {
+    let mut bytes = mutate(corpus, rng);
+    for _ in 0..rng.range(0, 4) {
+        let at = rng.range(0, bytes.len() as i64 + 1) as usize;
+        let token = JSON_TOKENS[rng.range(0, JSON_TOKENS.len() as i64) as usize];
+        bytes.splice(at..at, token.bytes());
+    }
+    bytes
 }
 
 /// One mutated input: 1 to 8 edits of a corpus entry.
@@ -466,6 +505,20 @@ fn run_reader(reader: Reader, bytes: &[u8], scratch: &Path) -> String {
             xspace::inspect(bytes, Path::new("fuzz.xplane.pb"))
                 .map(|planes| format!("ok planes={}", planes.len())),
         ),
+        Reader::Chrome => {
+            let path = scratch.join("fuzz.trace.json");
+            std::fs::write(&path, bytes).expect("scratch folder is writable");
+            let file = input::ProfileFile {
+                path,
+                run: None,
+                host: "fuzz".into(),
+            };
+            let mut sink = MemorySink::default();
+            shape(
+                xprof_sql::convert::batch::convert_file(&file, 0, &options, &mut sink)
+                    .map(|s| format!("ok planes={} warnings={}", s.planes, s.warnings.len())),
+            )
+        }
         Reader::Gzip => {
             let path = scratch.join("fuzz.xplane.pb.gz");
             std::fs::write(&path, bytes).expect("scratch folder is writable");
@@ -568,6 +621,7 @@ fn main() -> std::process::ExitCode {
     while args.replay.is_some() || t0.elapsed().as_secs_f64() < args.seconds {
         let input = match args.reader {
             Reader::XSpaceSemantic => mutate_semantic(&corpus, &mut rng),
+            Reader::Chrome => mutate_json(&corpus, &mut rng),
             _ => mutate(&corpus, &mut rng),
         };
         if args.replay == Some(execs) {

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 root = pathlib.Path(sys.argv[1])
 tables = ["traces", "devices", "device_args", "tracks", "events", "event_args",
           "event_metadata", "metadata_args", "stat_metadata", "counters", "flows", "hlo_ops",
-          "hlo_instructions"]
+          "hlo_instructions", "profile_nodes", "node_metrics"]
 SCHEMA_VERSION = b"3"  # xprof_format::SCHEMA_VERSION
 for t in tables:
     files = sorted((root / t).glob("*.parquet"))

@@ -217,6 +217,8 @@ pub fn host_of(path: &Path) -> String {
         ".trace.json",
         ".chrome_trace.gz",
         ".chrome_trace",
+        ".hatchet.gz",
+        ".hatchet",
         ".json.gz",
         ".json",
     ] {

@@ -31,6 +31,7 @@ pub mod json;
 pub mod names;
 mod nest;
 mod pb;
+pub mod proton_tree;
 pub mod reader;
 pub mod sink;
 pub mod synthetic;

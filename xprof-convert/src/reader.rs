@@ -157,10 +157,11 @@ pub trait ProfileReader: Send + Sync {
 
 /// Every format this build reads, in detection order.
 ///
-/// Chrome traces come first: their sniffing looks past leading blanks,
+/// The JSON formats come first: their sniffing looks past leading blanks,
 /// which XSpace's (a first byte of 0x0a, a newline) would take for a plane.
 pub static READERS: &[&dyn ProfileReader] = &[
     &crate::chrome::ChromeTraceReader,
+    &crate::proton_tree::ProtonTreeReader,
     &crate::xspace::XSpaceReader,
 ];
 
@@ -188,8 +189,8 @@ pub fn detect(path: &Path, bytes: &[u8]) -> Result<&'static dyn ProfileReader> {
     }
     let why = match head.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'{' | b'[') => {
-            "JSON, but no Chrome trace (no \"traceEvents\" or \"ph\" in its first 4 KiB); \
-             Proton tree profiles are not supported by this build yet"
+            "JSON, but neither a Chrome trace (no \"traceEvents\" or \"ph\" in its first 4 KiB) \
+             nor a Proton tree profile (no \"frame\")"
                 .to_string()
         }
         Some(b) => format!(

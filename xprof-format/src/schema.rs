@@ -167,11 +167,15 @@ pub enum Table {
     HloOps,
     /// Instructions of the HLO modules in `/host:metadata`.
     HloInstructions,
+    /// Nodes of an untimed call tree (Proton's tree profile).
+    ProfileNodes,
+    /// Metrics of those nodes not promoted to columns.
+    NodeMetrics,
 }
 
 impl Table {
     /// Every table, in documentation order.
-    pub const ALL: [Table; 13] = [
+    pub const ALL: [Table; 15] = [
         Table::Traces,
         Table::Devices,
         Table::DeviceArgs,
@@ -185,6 +189,8 @@ impl Table {
         Table::Flows,
         Table::HloOps,
         Table::HloInstructions,
+        Table::ProfileNodes,
+        Table::NodeMetrics,
     ];
 
     /// The table's description.
@@ -203,6 +209,8 @@ impl Table {
             Table::Flows => &FLOWS,
             Table::HloOps => &HLO_OPS,
             Table::HloInstructions => &HLO_INSTRUCTIONS,
+            Table::ProfileNodes => &PROFILE_NODES,
+            Table::NodeMetrics => &NODE_METRICS,
         }
     }
 
@@ -812,7 +820,7 @@ pub static FLOWS: TableDef = TableDef {
             "flow_id",
             Int64,
             false,
-            "Flow id (bits 2-57 of the `flow` stat) or the correlation id.",
+            "Flow id (bits 2-57 of the `flow` stat), the correlation id, or in a Chrome trace the number of the flow's (`cat`, `id`) pair in the file.",
         ),
         col(
             "kind",
@@ -1046,3 +1054,46 @@ mod tests {
         );
     }
 }
+
+/// `profile_nodes`.
+pub static PROFILE_NODES: TableDef = TableDef {
+    name: "profile_nodes",
+    doc: "Every node of an untimed call tree: Proton's tree profile (hatchet JSON), kernels and scopes with aggregate metrics and no timestamps. The root (`ROOT`) is node 0; nodes are numbered depth first, so a node's subtree is the nodes from it to the next one at its depth or above. Metrics other than those promoted here are in `node_metrics`.",
+    sort_by: &["node_id"],
+    columns: &[
+        TRACE_ID,
+        col("node_id", Int64, false, "Id of the node in this trace: its position in a depth-first walk from the root (0)."),
+        col("parent_id", Int64, true, "`node_id` of the parent; NULL for the root."),
+        col("depth", Int32, false, "Depth: 0 for the root."),
+        col("name", Utf8, false, "`frame.name`: a kernel, a scope, or a Python frame (`file.py:function@line`)."),
+        col("path", ListUtf8, false, "Names from the root's child down to this node (the root's is empty)."),
+        col("frame_type", Utf8, true, "`frame.type` (`function`, ...); NULL when absent."),
+        col("time_ps", Int64, true, "Metric `time (ns)` (inclusive), in ps."),
+        col("count", Int64, true, "Metric `count`: kernel launches."),
+        col("device_id", Utf8, true, "Metric `device_id` as written (a string): the device of a kernel; joins the `devices` row whose `ordinal` it names."),
+        col("device_type", Utf8, true, "Metric `device_type`: `CUDA` or `HIP`."),
+        col("flops", Float64, true, "Metric `flops`."),
+        col("flops8", Float64, true, "Metric `flops8`."),
+        col("flops16", Float64, true, "Metric `flops16`."),
+        col("flops32", Float64, true, "Metric `flops32`."),
+        col("flops64", Float64, true, "Metric `flops64`."),
+        col("bytes", Float64, true, "Metric `bytes`."),
+        col("metric_count", Int32, false, "Number of the node's metrics in `node_metrics`."),
+    ],
+};
+
+/// `node_metrics`.
+pub static NODE_METRICS: TableDef = TableDef {
+    name: "node_metrics",
+    doc: "Every metric of a `profile_nodes` node not promoted to a column there: PC-sampling stall reasons, `cycles`, `normalized_cycles`, user metrics, and every exclusive (` (exc)`) or property (` (pty)`) metric, typed.",
+    sort_by: &["node_id"],
+    columns: &concat::<4, 6, 10>(
+        [
+            TRACE_ID,
+            col("node_id", Int64, false, "Node the metric belongs to; joins `profile_nodes`."),
+            col("metric", Utf8, false, "Metric name, without its ` (exc)` or ` (pty)` suffix."),
+            col("kind", DictUtf8, false, "`inclusive` (a plain name), `exclusive` (` (exc)`) or `property` (` (pty)`)."),
+        ],
+        VALUE_COLUMNS,
+    ),
+};

@@ -476,6 +476,41 @@ table_row! {
     }
 }
 
+table_row! {
+    /// One row of `profile_nodes`.
+    ProfileNodeRow<'a> => ProfileNodes {
+        trace_id: i32,
+        node_id: i64,
+        parent_id: Option<i64>,
+        depth: i32,
+        name: &'a str,
+        path: &'a [String],
+        frame_type: Option<&'a str>,
+        time_ps: Option<i64>,
+        count: Option<i64>,
+        device_id: Option<&'a str>,
+        device_type: Option<&'a str>,
+        flops: Option<f64>,
+        flops8: Option<f64>,
+        flops16: Option<f64>,
+        flops32: Option<f64>,
+        flops64: Option<f64>,
+        bytes: Option<f64>,
+        metric_count: i32,
+    }
+}
+
+table_row! {
+    /// One row of `node_metrics`.
+    NodeMetricRow<'a> => NodeMetrics {
+        trace_id: i32,
+        node_id: i64,
+        metric: &'a str,
+        kind: &'a str,
+        value: StatValue<'a>,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -507,6 +542,8 @@ mod tests {
             fix(HloInstructionRow::columns()),
             name(Table::HloInstructions)
         );
+        assert_eq!(fix(ProfileNodeRow::columns()), name(Table::ProfileNodes));
+        assert_eq!(fix(NodeMetricRow::columns()), name(Table::NodeMetrics));
     }
 
     #[test]

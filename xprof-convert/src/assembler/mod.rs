@@ -222,6 +222,9 @@ pub struct TraceAssembler<'s> {
     counters: RowBuffer,
     /// Small tables of the current device, written at its end.
     device_rows: BTreeMap<Table, RowBuffer>,
+    /// Tables of the trace as a whole (`profile_nodes`, `node_metrics`),
+    /// written at its end.
+    trace_rows: BTreeMap<Table, RowBuffer>,
     /// `event_id` of the first row in `events` (ids are row numbers).
     staged_base: i64,
     next_track_id: i32,
@@ -273,6 +276,7 @@ impl<'s> TraceAssembler<'s> {
             event_args: EventArgsBuilder::new(source.trace_id, cap),
             counters: RowBuffer::new(),
             device_rows: BTreeMap::new(),
+            trace_rows: BTreeMap::new(),
             staged_base: 0,
             next_track_id: 0,
             next_device_id: 0,
@@ -598,6 +602,13 @@ impl<'s> TraceAssembler<'s> {
         self.device_rows.entry(R::TABLE).or_default().push(row);
     }
 
+    /// A row of a table of the trace as a whole (`profile_nodes`,
+    /// `node_metrics`), written when the trace ends. Rows must come in the
+    /// table's order.
+    pub fn trace_row<R: Row>(&mut self, row: &R) {
+        self.trace_rows.entry(R::TABLE).or_default().push(row);
+    }
+
     /// Ends the current device: flushes its events and writes its
     /// `devices` row (`trace_id`, `device_id`, `line_count` and
     /// `event_count` are filled here), its `tracks` and its small tables.
@@ -659,6 +670,9 @@ impl<'s> TraceAssembler<'s> {
         let mut flows = RowBuffer::new();
         std::mem::take(&mut self.flows).write(self.source.trace_id, &mut flows);
         self.write(Table::Flows, &mut flows)?;
+        for (table, mut rows) in std::mem::take(&mut self.trace_rows) {
+            self.write(table, &mut rows)?;
+        }
         let path = self.source.path.to_string_lossy().into_owned();
         let mut traces = RowBuffer::new();
         traces.push(&TraceRow {

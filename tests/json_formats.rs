@@ -1,4 +1,4 @@
-//! The Chrome Trace Event JSON reader.
+//! The JSON readers: Chrome Trace Event JSON and Proton's tree profile.
 //!
 //! Real inputs: the H200 captures in tests/fixtures/gpu (PyTorch Kineto,
 //! Proton's kernel timeline and intra-kernel trace), checked against an
@@ -6,7 +6,10 @@
 //! a project-written trace with every phase and edge case (written below,
 //! following ../shared/formats/chrome-trace.md), whose expected rows are
 //! worked out by hand in the test. Bad input: truncations of the real
-//! Kineto trace, wrong types, deep nesting, a very long string.
+//! Kineto trace, wrong types, deep nesting, a very long string. Proton
+//! tree: the real `proton_tree.hatchet` against serde_json, a
+//! project-written tree with every kind of metric, and a join of its
+//! kernels with the same run's kernel timeline.
 
 mod common;
 
@@ -487,14 +490,14 @@ fn hostile_json_is_an_error_or_a_warning_never_a_panic() {
     // Not JSON at all, and JSON that is no trace.
     assert!(convert_text(b"  ").is_err());
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("tree.json");
-    std::fs::write(&path, br#"[{"frame": {"name": "ROOT"}}, {}]"#).unwrap();
+    let path = dir.path().join("other.json");
+    std::fs::write(&path, br#"{"frames": [{"name": "ROOT"}]}"#).unwrap();
     let input = xprof_sql::convert::input::open(&path).unwrap();
     let err = match reader::detect(&path, &input) {
         Ok(r) => panic!("detected as {}", r.name()),
         Err(e) => e.to_string(),
     };
-    assert!(err.contains("tree.json"), "{err}");
+    assert!(err.contains("other.json"), "{err}");
 }
 
 #[test]
@@ -640,4 +643,191 @@ fn proton_intra_kernel_scopes_keep_cycles() {
     got_rows.sort();
     want_rows.sort();
     assert_eq!(got_rows, want_rows);
+}
+
+/// Walks a hatchet node: (name, depth, metrics) in depth-first order.
+fn walk_tree(node: &Value, depth: i64, out: &mut Vec<(String, i64, serde_json::Map<String, Value>)>) {
+    out.push((
+        node["frame"]["name"].as_str().unwrap().to_string(),
+        depth,
+        node["metrics"].as_object().cloned().unwrap_or_default(),
+    ));
+    for c in node["children"].as_array().into_iter().flatten() {
+        walk_tree(c, depth + 1, out);
+    }
+}
+
+#[test]
+fn proton_tree_nodes_and_device_are_the_json() {
+    let path = fixture("gpu/proton_tree.hatchet");
+    let json: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let mut want = Vec::new();
+    walk_tree(&json[0], 0, &mut want);
+    let input = xprof_sql::convert::input::open(&path).unwrap();
+    let r = reader::detect(&path, &input).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.name(), "proton_tree");
+    let rows = tokio_run(query_rows(
+        &[&path],
+        "SELECT node_id, parent_id, depth, name, path, time_ps, count, device_id, device_type \
+         FROM profile_nodes ORDER BY node_id",
+    ));
+    assert_eq!(rows.len(), want.len());
+    let mut total_ps = 0i64;
+    for (r, (name, depth, metrics)) in rows.iter().zip(&want) {
+        assert_eq!(r["name"].as_str().unwrap(), name);
+        assert_eq!(r["depth"].as_i64().unwrap(), *depth);
+        if let Some(ns) = metrics.get("time (ns)") {
+            assert_eq!(r["time_ps"].as_i64().unwrap(), ns.as_i64().unwrap() * 1000);
+            total_ps += ns.as_i64().unwrap() * 1000;
+        }
+        assert_eq!(r.get("count").and_then(Value::as_i64), metrics.get("count").and_then(Value::as_i64));
+        assert_eq!(r.get("device_id"), metrics.get("device_id"));
+        assert_eq!(r.get("device_type"), metrics.get("device_type"));
+    }
+    let sum = tokio_run(query_rows(&[&path], "SELECT sum(time_ps) AS ps FROM profile_nodes"));
+    assert_eq!(sum[0]["ps"].as_i64().unwrap(), total_ps);
+    // Paths: a kernel under `workload`.
+    assert_eq!(rows[4]["path"], serde_json::json!(["workload", "add_kernel"]));
+    // device_info: proton-viewer's peak bandwidth, 2 × bus width × memory
+    // clock (kHz) × 10^3 / 8.
+    let info = &json[1]["CUDA"]["0"];
+    let dev = tokio_run(query_rows(
+        &[&path],
+        "SELECT name, kind, ordinal, core_count, peak_hbm_gbps FROM devices",
+    ));
+    let gbps = 2.0 * info["bus_width"].as_f64().unwrap() * info["memory_clock_rate"].as_f64().unwrap()
+        * 1e3 / 8.0 / 1e9;
+    assert_eq!(dev.len(), 1);
+    assert_eq!(dev[0]["name"], "CUDA:0");
+    assert_eq!(dev[0]["core_count"], info["num_sms"]);
+    assert!((dev[0]["peak_hbm_gbps"].as_f64().unwrap() - gbps).abs() < 1e-9);
+}
+
+/// A tree with every kind of metric (synthetic, following
+/// ../shared/formats/triton-proton.md): exclusive and property suffixes,
+/// FLOPs by width, bytes, PC-sampling stalls, intra-kernel cycles, a node
+/// whose frame comes after its children and one without a type.
+const TREE: &str = r#"[
+ {"frame": {"name": "ROOT", "type": "function"}, "metrics": {"count": 0, "time (ns)": 0},
+  "children": [
+   {"children": [
+      {"frame": {"name": "matmul_kernel"},
+       "metrics": {"count": 4, "time (ns)": 1500.5, "device_id": "1", "device_type": "HIP",
+                   "flops16": 8e9, "bytes": 1048576, "flops (exc)": 12, "util (pty)": "0.5",
+                   "num_samples": 100, "stalled_long_scoreboard": 40},
+       "children": [{"frame": {"name": "scope_a", "type": "function"},
+                     "metrics": {"cycles": 321, "normalized_cycles": 80.25}}]}
+    ],
+    "frame": {"name": "app.py:step@12", "type": "function"},
+    "metrics": {}}
+  ]},
+ {"HIP": {"1": {"arch": "gfx942", "bus_width": 8192, "clock_rate": 2100000,
+                "memory_clock_rate": 1300000, "num_sms": 304}}}
+]"#;
+
+#[test]
+fn proton_tree_metrics_map_as_documented() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.hatchet");
+    std::fs::write(&path, TREE).unwrap();
+    let nodes = tokio_run(query_rows(
+        &[&path],
+        "SELECT node_id, parent_id, name, path, frame_type, time_ps, count, device_id, \
+         device_type, flops16, bytes, metric_count FROM profile_nodes ORDER BY node_id",
+    ));
+    let names: Vec<&str> = nodes.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["ROOT", "app.py:step@12", "matmul_kernel", "scope_a"]);
+    let k = &nodes[2];
+    assert_eq!(k["parent_id"], 1);
+    assert_eq!(k["path"], serde_json::json!(["app.py:step@12", "matmul_kernel"]));
+    assert_eq!(k.get("frame_type"), None);
+    assert_eq!(k["time_ps"], 1_500_500);
+    assert_eq!(k["count"], 4);
+    assert_eq!(k["device_id"], "1");
+    assert_eq!(k["device_type"], "HIP");
+    assert_eq!(k["flops16"].as_f64().unwrap(), 8e9);
+    assert_eq!(k["bytes"].as_f64().unwrap(), 1048576.0);
+    assert_eq!(k["metric_count"], 4);
+    assert_eq!(nodes[3]["path"], serde_json::json!(["app.py:step@12", "matmul_kernel", "scope_a"]));
+    let metrics = tokio_run(query_rows(
+        &[&path],
+        "SELECT node_id, metric, kind, value_type, int_value, double_value, str_value \
+         FROM node_metrics ORDER BY node_id, metric",
+    ));
+    let got: Vec<String> = metrics
+        .iter()
+        .map(|r| {
+            let v = r
+                .get("int_value")
+                .or(r.get("double_value"))
+                .or(r.get("str_value"))
+                .unwrap();
+            format!("{} {} {} {} {v}", r["node_id"], r["metric"].as_str().unwrap(),
+                    r["kind"].as_str().unwrap(), r["value_type"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "2 flops exclusive int 12",
+            "2 num_samples inclusive int 100",
+            "2 stalled_long_scoreboard inclusive int 40",
+            "2 util property str \"0.5\"",
+            "3 cycles inclusive int 321",
+            "3 normalized_cycles inclusive double 80.25",
+        ]
+    );
+    let dev = tokio_run(query_rows(&[&path], "SELECT name, vendor, type, core_count, peak_hbm_gbps FROM devices"));
+    assert_eq!(dev[0]["name"], "HIP:1");
+    assert_eq!(dev[0]["vendor"], "AMD");
+    assert_eq!(dev[0]["type"], "gfx942");
+    assert!((dev[0]["peak_hbm_gbps"].as_f64().unwrap() - 2.0 * 8192.0 * 1.3e9 / 8.0 / 1e9).abs() < 1e-9);
+    // Hostile trees: too deep, wrong shapes.
+    let deep = format!(
+        "[{}{}]",
+        r#"{"frame": {"name": "n"}, "children": ["#.repeat(600),
+        "]}".repeat(600)
+    );
+    std::fs::write(&path, deep).unwrap();
+    let input = xprof_sql::convert::input::open(&path).unwrap();
+    let r = reader::detect(&path, &input).unwrap_or_else(|e| panic!("{e}"));
+    let mut sink = MemorySink::default();
+    let source = TraceSource { trace_id: 0, path: path.clone(), run: None, host: "t".into() };
+    let err = reader::convert(r, &input, &source, &ConvertOptions::default(), &mut sink)
+        .err()
+        .expect("too deep")
+        .to_string();
+    assert!(err.contains("deeper than 512"), "{err}");
+    assert!(sink.tables.is_empty());
+    std::fs::write(&path, r#"[{"frame": 3}]"#).unwrap();
+    let input = xprof_sql::convert::input::open(&path).unwrap();
+    let err = reader::convert(r, &input, &source, &ConvertOptions::default(), &mut MemorySink::default())
+        .err()
+        .expect("bad frame")
+        .to_string();
+    assert!(err.contains("run.hatchet") && err.contains("frame is not an object"), "{err}");
+}
+
+#[test]
+fn a_kernel_of_the_proton_tree_joins_the_same_kernel_in_the_timeline() {
+    // proton_tree.hatchet and proton_trace.chrome_trace profile the same
+    // workload (tests/fixtures/gpu/README.md): each kernel's launch count
+    // in the tree is its number of events in the timeline. (The Kineto
+    // capture ran another workload, with demangled names: nothing to join
+    // by name.)
+    let inputs = [
+        fixture("gpu/proton_tree.hatchet"),
+        fixture("gpu/proton_trace.chrome_trace"),
+    ];
+    let rows = tokio_run(query_rows(
+        &inputs,
+        "SELECT n.name, n.count, count(k.event_id) AS launches, sum(k.dur_ps) AS timeline_ps \
+         FROM profile_nodes n JOIN gpu_kernels k ON k.name = n.name \
+         GROUP BY n.name, n.count ORDER BY n.name",
+    ));
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        assert_eq!(r["count"], r["launches"], "{r:?}");
+        assert!(r["timeline_ps"].as_i64().unwrap() > 0);
+    }
 }
