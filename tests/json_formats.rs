@@ -646,7 +646,11 @@ fn proton_intra_kernel_scopes_keep_cycles() {
 }
 
 /// Walks a hatchet node: (name, depth, metrics) in depth-first order.
-fn walk_tree(node: &Value, depth: i64, out: &mut Vec<(String, i64, serde_json::Map<String, Value>)>) {
+fn walk_tree(
+    node: &Value,
+    depth: i64,
+    out: &mut Vec<(String, i64, serde_json::Map<String, Value>)>,
+) {
     out.push((
         node["frame"]["name"].as_str().unwrap().to_string(),
         depth,
@@ -680,14 +684,23 @@ fn proton_tree_nodes_and_device_are_the_json() {
             assert_eq!(r["time_ps"].as_i64().unwrap(), ns.as_i64().unwrap() * 1000);
             total_ps += ns.as_i64().unwrap() * 1000;
         }
-        assert_eq!(r.get("count").and_then(Value::as_i64), metrics.get("count").and_then(Value::as_i64));
+        assert_eq!(
+            r.get("count").and_then(Value::as_i64),
+            metrics.get("count").and_then(Value::as_i64)
+        );
         assert_eq!(r.get("device_id"), metrics.get("device_id"));
         assert_eq!(r.get("device_type"), metrics.get("device_type"));
     }
-    let sum = tokio_run(query_rows(&[&path], "SELECT sum(time_ps) AS ps FROM profile_nodes"));
+    let sum = tokio_run(query_rows(
+        &[&path],
+        "SELECT sum(time_ps) AS ps FROM profile_nodes",
+    ));
     assert_eq!(sum[0]["ps"].as_i64().unwrap(), total_ps);
     // Paths: a kernel under `workload`.
-    assert_eq!(rows[4]["path"], serde_json::json!(["workload", "add_kernel"]));
+    assert_eq!(
+        rows[4]["path"],
+        serde_json::json!(["workload", "add_kernel"])
+    );
     // device_info: proton-viewer's peak bandwidth, 2 × bus width × memory
     // clock (kHz) × 10^3 / 8.
     let info = &json[1]["CUDA"]["0"];
@@ -695,8 +708,12 @@ fn proton_tree_nodes_and_device_are_the_json() {
         &[&path],
         "SELECT name, kind, ordinal, core_count, peak_hbm_gbps FROM devices",
     ));
-    let gbps = 2.0 * info["bus_width"].as_f64().unwrap() * info["memory_clock_rate"].as_f64().unwrap()
-        * 1e3 / 8.0 / 1e9;
+    let gbps = 2.0
+        * info["bus_width"].as_f64().unwrap()
+        * info["memory_clock_rate"].as_f64().unwrap()
+        * 1e3
+        / 8.0
+        / 1e9;
     assert_eq!(dev.len(), 1);
     assert_eq!(dev[0]["name"], "CUDA:0");
     assert_eq!(dev[0]["core_count"], info["num_sms"]);
@@ -736,10 +753,16 @@ fn proton_tree_metrics_map_as_documented() {
          device_type, flops16, bytes, metric_count FROM profile_nodes ORDER BY node_id",
     ));
     let names: Vec<&str> = nodes.iter().map(|r| r["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["ROOT", "app.py:step@12", "matmul_kernel", "scope_a"]);
+    assert_eq!(
+        names,
+        ["ROOT", "app.py:step@12", "matmul_kernel", "scope_a"]
+    );
     let k = &nodes[2];
     assert_eq!(k["parent_id"], 1);
-    assert_eq!(k["path"], serde_json::json!(["app.py:step@12", "matmul_kernel"]));
+    assert_eq!(
+        k["path"],
+        serde_json::json!(["app.py:step@12", "matmul_kernel"])
+    );
     assert_eq!(k.get("frame_type"), None);
     assert_eq!(k["time_ps"], 1_500_500);
     assert_eq!(k["count"], 4);
@@ -748,7 +771,10 @@ fn proton_tree_metrics_map_as_documented() {
     assert_eq!(k["flops16"].as_f64().unwrap(), 8e9);
     assert_eq!(k["bytes"].as_f64().unwrap(), 1048576.0);
     assert_eq!(k["metric_count"], 4);
-    assert_eq!(nodes[3]["path"], serde_json::json!(["app.py:step@12", "matmul_kernel", "scope_a"]));
+    assert_eq!(
+        nodes[3]["path"],
+        serde_json::json!(["app.py:step@12", "matmul_kernel", "scope_a"])
+    );
     let metrics = tokio_run(query_rows(
         &[&path],
         "SELECT node_id, metric, kind, value_type, int_value, double_value, str_value \
@@ -762,8 +788,13 @@ fn proton_tree_metrics_map_as_documented() {
                 .or(r.get("double_value"))
                 .or(r.get("str_value"))
                 .unwrap();
-            format!("{} {} {} {} {v}", r["node_id"], r["metric"].as_str().unwrap(),
-                    r["kind"].as_str().unwrap(), r["value_type"].as_str().unwrap())
+            format!(
+                "{} {} {} {} {v}",
+                r["node_id"],
+                r["metric"].as_str().unwrap(),
+                r["kind"].as_str().unwrap(),
+                r["value_type"].as_str().unwrap()
+            )
         })
         .collect();
     assert_eq!(
@@ -777,11 +808,16 @@ fn proton_tree_metrics_map_as_documented() {
             "3 normalized_cycles inclusive double 80.25",
         ]
     );
-    let dev = tokio_run(query_rows(&[&path], "SELECT name, vendor, type, core_count, peak_hbm_gbps FROM devices"));
+    let dev = tokio_run(query_rows(
+        &[&path],
+        "SELECT name, vendor, type, core_count, peak_hbm_gbps FROM devices",
+    ));
     assert_eq!(dev[0]["name"], "HIP:1");
     assert_eq!(dev[0]["vendor"], "AMD");
     assert_eq!(dev[0]["type"], "gfx942");
-    assert!((dev[0]["peak_hbm_gbps"].as_f64().unwrap() - 2.0 * 8192.0 * 1.3e9 / 8.0 / 1e9).abs() < 1e-9);
+    assert!(
+        (dev[0]["peak_hbm_gbps"].as_f64().unwrap() - 2.0 * 8192.0 * 1.3e9 / 8.0 / 1e9).abs() < 1e-9
+    );
     // Hostile trees: too deep, wrong shapes.
     let deep = format!(
         "[{}{}]",
@@ -792,7 +828,12 @@ fn proton_tree_metrics_map_as_documented() {
     let input = xprof_sql::convert::input::open(&path).unwrap();
     let r = reader::detect(&path, &input).unwrap_or_else(|e| panic!("{e}"));
     let mut sink = MemorySink::default();
-    let source = TraceSource { trace_id: 0, path: path.clone(), run: None, host: "t".into() };
+    let source = TraceSource {
+        trace_id: 0,
+        path: path.clone(),
+        run: None,
+        host: "t".into(),
+    };
     let err = reader::convert(r, &input, &source, &ConvertOptions::default(), &mut sink)
         .err()
         .expect("too deep")
@@ -801,11 +842,20 @@ fn proton_tree_metrics_map_as_documented() {
     assert!(sink.tables.is_empty());
     std::fs::write(&path, r#"[{"frame": 3}]"#).unwrap();
     let input = xprof_sql::convert::input::open(&path).unwrap();
-    let err = reader::convert(r, &input, &source, &ConvertOptions::default(), &mut MemorySink::default())
-        .err()
-        .expect("bad frame")
-        .to_string();
-    assert!(err.contains("run.hatchet") && err.contains("frame is not an object"), "{err}");
+    let err = reader::convert(
+        r,
+        &input,
+        &source,
+        &ConvertOptions::default(),
+        &mut MemorySink::default(),
+    )
+    .err()
+    .expect("bad frame")
+    .to_string();
+    assert!(
+        err.contains("run.hatchet") && err.contains("frame is not an object"),
+        "{err}"
+    );
 }
 
 #[test]

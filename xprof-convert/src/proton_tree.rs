@@ -363,9 +363,7 @@ impl ProfileReader for ProtonTreeReader {
                 peak_tflops: None,
                 peak_hbm_gbps: peak_bw,
                 clock_rate: field("clock_rate").and_then(Metric::as_f64),
-                core_count: field("num_sms")
-                    .and_then(Metric::as_f64)
-                    .map(|v| v as i64),
+                core_count: field("num_sms").and_then(Metric::as_f64).map(|v| v as i64),
                 line_count: 0,
                 event_count: 0,
                 stat_count: dev.fields.len() as i32,
