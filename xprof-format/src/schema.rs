@@ -1014,47 +1014,6 @@ pub static HLO_INSTRUCTIONS: TableDef = TableDef {
     ],
 };
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_table_starts_with_trace_id_and_has_unique_columns() {
-        for t in Table::ALL {
-            let def = t.def();
-            assert_eq!(def.columns[0].name, "trace_id", "{}", def.name);
-            let mut names: Vec<_> = def.columns.iter().map(|c| c.name).collect();
-            names.sort();
-            names.dedup();
-            assert_eq!(
-                names.len(),
-                def.columns.len(),
-                "duplicate column in {}",
-                def.name
-            );
-            for s in def.sort_by {
-                assert!(
-                    def.column_index(s).is_some(),
-                    "{}: sort column {s}",
-                    def.name
-                );
-            }
-            assert_eq!(Table::from_name(def.name), Some(t));
-        }
-    }
-
-    #[test]
-    fn schema_carries_version_metadata() {
-        let s = Table::Events.schema();
-        assert_eq!(s.metadata()[SCHEMA_VERSION_KEY], SCHEMA_VERSION.to_string());
-        assert_eq!(s.metadata()[TABLE_KEY], "events");
-        assert_eq!(
-            s.field_with_name("ts_ps").unwrap().data_type(),
-            &DataType::Int64
-        );
-    }
-}
-
 /// `profile_nodes`.
 pub static PROFILE_NODES: TableDef = TableDef {
     name: "profile_nodes",
@@ -1157,3 +1116,44 @@ pub static NODE_METRICS: TableDef = TableDef {
         VALUE_COLUMNS,
     ),
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_table_starts_with_trace_id_and_has_unique_columns() {
+        for t in Table::ALL {
+            let def = t.def();
+            assert_eq!(def.columns[0].name, "trace_id", "{}", def.name);
+            let mut names: Vec<_> = def.columns.iter().map(|c| c.name).collect();
+            names.sort();
+            names.dedup();
+            assert_eq!(
+                names.len(),
+                def.columns.len(),
+                "duplicate column in {}",
+                def.name
+            );
+            for s in def.sort_by {
+                assert!(
+                    def.column_index(s).is_some(),
+                    "{}: sort column {s}",
+                    def.name
+                );
+            }
+            assert_eq!(Table::from_name(def.name), Some(t));
+        }
+    }
+
+    #[test]
+    fn schema_carries_version_metadata() {
+        let s = Table::Events.schema();
+        assert_eq!(s.metadata()[SCHEMA_VERSION_KEY], SCHEMA_VERSION.to_string());
+        assert_eq!(s.metadata()[TABLE_KEY], "events");
+        assert_eq!(
+            s.field_with_name("ts_ps").unwrap().data_type(),
+            &DataType::Int64
+        );
+    }
+}

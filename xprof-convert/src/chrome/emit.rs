@@ -135,7 +135,7 @@ fn track_kind(dev_gpu: bool, t: &TrackScan) -> &'static str {
         TrackKind::Thread => {
             let lower = t.name.to_ascii_lowercase();
             let named_stream = lower.starts_with("stream") || lower.contains("gpu stream");
-            if dev_gpu && (t.gpu_events || named_stream) || named_stream {
+            if named_stream || dev_gpu && t.gpu_events {
                 "stream"
             } else {
                 "thread"
