@@ -56,8 +56,9 @@ fn corrupted_bytes_never_panic() {
 #[test]
 fn wrong_format_is_named() {
     let d = tempfile::tempdir().unwrap();
+    // JSON, but neither a Chrome trace nor a Proton tree.
     let p = d.path().join("trace.json");
-    std::fs::write(&p, b"{\"traceEvents\": []}").unwrap();
+    std::fs::write(&p, b"{\"events\": []}").unwrap();
     let f = ProfileFile {
         path: p,
         run: None,

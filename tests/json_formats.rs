@@ -881,3 +881,63 @@ fn a_kernel_of_the_proton_tree_joins_the_same_kernel_in_the_timeline() {
         assert!(r["timeline_ps"].as_i64().unwrap() > 0);
     }
 }
+
+#[test]
+fn proton_kernels_adds_up_scopes_and_rates_against_the_peaks() {
+    // The real tree: every scope adds up the kernels below it.
+    let path = fixture("gpu/proton_tree.hatchet");
+    let json: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let mut nodes = Vec::new();
+    walk_tree(&json[0], 0, &mut nodes);
+    let (want_ps, want_launches) = nodes
+        .iter()
+        .filter_map(|(_, _, m)| {
+            Some((
+                m.get("time (ns)")?.as_i64()? * 1000,
+                m.get("count")?.as_i64()?,
+            ))
+        })
+        .fold((0, 0), |(t, c), (t1, c1)| (t + t1, c + c1));
+    let rows = tokio_run(query_rows(
+        &[&path],
+        "SELECT node_id, name, launches, time_ps, avg_time_ps FROM proton_kernels ORDER BY node_id",
+    ));
+    assert_eq!(rows[0]["name"], "ROOT");
+    assert_eq!(rows[0]["time_ps"].as_i64().unwrap(), want_ps);
+    assert_eq!(rows[0]["launches"].as_i64().unwrap(), want_launches);
+    assert_eq!(rows[1]["name"], "workload");
+    assert_eq!(rows[1]["time_ps"].as_i64().unwrap(), want_ps);
+    let add = rows.iter().find(|r| r["name"] == "add_kernel").unwrap();
+    assert_eq!(add["time_ps"], 113_888_000);
+    assert_eq!(add["avg_time_ps"].as_f64().unwrap(), 11_388_800.0);
+    // The synthetic tree on an MI300X (gfx942, 304 CUs): FP16 against
+    // 1307.4 TFLOP/s, bytes against the profile's own bandwidth.
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("run.hatchet");
+    std::fs::write(&tree, TREE).unwrap();
+    let rows = tokio_run(query_rows(
+        &[&tree],
+        "SELECT node_id, model, time_ps, tflop16_per_s, gbyte_per_s, util FROM proton_kernels \
+         ORDER BY node_id",
+    ));
+    let time_s = 1_500_500e-12;
+    let k = rows.iter().find(|r| r["node_id"] == 2).unwrap();
+    assert_eq!(k["model"], "MI300X");
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs();
+    assert!(close(
+        k["tflop16_per_s"].as_f64().unwrap(),
+        8e9 / time_s / 1e12
+    ));
+    assert!(close(
+        k["gbyte_per_s"].as_f64().unwrap(),
+        1048576.0 / time_s / 1e9
+    ));
+    let peak_bw = 2.0 * 8192.0 * 1_300_000.0 * 1e3 / 8.0;
+    let want_util = (8e9 / 1307.4e12f64).max(1048576.0 / peak_bw) / time_s;
+    assert!(close(k["util"].as_f64().unwrap(), want_util), "{k:?}");
+    // The Python scope above it has the kernel's time; the intra-kernel
+    // scope below it (cycles, no time) is not a timed node.
+    let scope = rows.iter().find(|r| r["node_id"] == 1).unwrap();
+    assert_eq!(scope["time_ps"], 1_500_500);
+    assert!(rows.iter().all(|r| r["node_id"] != 3));
+}

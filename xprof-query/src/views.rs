@@ -78,6 +78,16 @@ pub const VIEWS: &[ViewDef] = &[
         sql: include_str!("views/gpu_kernels.sql"),
     },
     ViewDef {
+        name: "gpu_peaks",
+        doc: "The project's table of GPU peaks by architecture and SM count (A100, H100 SXM/PCIe, H200, B200, MI300X/A): dense tensor TFLOP/s for FP8, FP16/BF16, TF32, FP64, and memory bandwidth.",
+        sql: include_str!("views/gpu_peaks.sql"),
+    },
+    ViewDef {
+        name: "proton_kernels",
+        doc: "Per node of a Proton tree (kernel or scope path): launches, time, average time, GFLOP/s, TFLOP/s per width, GB/s, and utilization of the binding resource against the device's peaks, as proton-viewer derives them.",
+        sql: include_str!("views/proton_kernels.sql"),
+    },
+    ViewDef {
         name: "kernel_scopes",
         doc: "One row per scope instance of an intra-kernel cycle-level trace (Proton instrumentation mode): kernel, SM, CTA, warp, line, scope, call stack, start and end cycles as recorded, and times derived from the recorded clock.",
         sql: include_str!("views/kernel_scopes.sql"),
