@@ -835,8 +835,7 @@ fn proton_tree_metrics_map_as_documented() {
         host: "t".into(),
     };
     let err = reader::convert(r, &input, &source, &ConvertOptions::default(), &mut sink)
-        .err()
-        .expect("too deep")
+        .expect_err("too deep")
         .to_string();
     assert!(err.contains("deeper than 512"), "{err}");
     assert!(sink.tables.is_empty());
@@ -849,8 +848,7 @@ fn proton_tree_metrics_map_as_documented() {
         &ConvertOptions::default(),
         &mut MemorySink::default(),
     )
-    .err()
-    .expect("bad frame")
+    .expect_err("bad frame")
     .to_string();
     assert!(
         err.contains("run.hatchet") && err.contains("frame is not an object"),
