@@ -939,3 +939,46 @@ fn proton_kernels_adds_up_scopes_and_rates_against_the_peaks() {
     assert_eq!(scope["time_ps"], 1_500_500);
     assert!(rows.iter().all(|r| r["node_id"] != 3));
 }
+
+#[test]
+fn run_folders_pick_up_json_profiles_but_not_jaxs_duplicate_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let xspace = std::fs::read(gpu_fixture("jax_gpu")).unwrap();
+    std::fs::write(dir.path().join("hostA.xplane.pb"), &xspace).unwrap();
+    // JAX writes the same events again as HOST.trace.json.gz: skipped.
+    std::fs::write(dir.path().join("hostA.trace.json.gz"), b"not read").unwrap();
+    std::fs::copy(
+        fixture("gpu/torch_kineto.json"),
+        dir.path().join("worker1.pt.trace.json"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixture("gpu/proton_tree.hatchet"),
+        dir.path().join("triton.hatchet"),
+    )
+    .unwrap();
+    let files = xprof_sql::convert::input::discover(dir.path(), None).unwrap();
+    let hosts: Vec<&str> = files.iter().map(|f| f.host.as_str()).collect();
+    assert_eq!(hosts, ["hostA", "triton", "worker1"]);
+    let rows = tokio_run(query_rows(
+        &[dir.path()],
+        "SELECT host, source_format FROM traces ORDER BY host",
+    ));
+    let got: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["host"].as_str().unwrap().into(),
+                r["source_format"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("hostA".to_string(), "xspace".to_string()),
+            ("triton".to_string(), "proton_tree".to_string()),
+            ("worker1".to_string(), "chrome_trace".to_string())
+        ]
+    );
+}
