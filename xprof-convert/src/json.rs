@@ -59,6 +59,31 @@ pub enum Scalar<'a> {
     Composite(&'a str),
 }
 
+/// The error of a JSON reader: `e` in the input at `path`, read as
+/// `format`.
+pub(crate) fn malformed(
+    path: &std::path::Path,
+    format: &'static str,
+    e: JsonError,
+) -> crate::ConvertError {
+    crate::ConvertError::Malformed {
+        path: path.to_path_buf(),
+        format,
+        offset: e.offset as u64,
+        what: e.what,
+    }
+}
+
+/// `input` checked to be UTF-8, its pages released behind the check (the
+/// readers' passes touch them again).
+pub(crate) fn document<'a>(
+    input: &'a crate::input::InputBytes,
+    format: &'static str,
+) -> crate::error::Result<Utf8Doc<'a>> {
+    Utf8Doc::check(input, |start, end| input.release(start, end))
+        .map_err(|e| malformed(&input.path, format, e))
+}
+
 /// The parser: a position in `bytes`.
 #[derive(Debug, Clone)]
 pub struct Json<'a> {

@@ -27,7 +27,7 @@ use crate::assembler::{TraceAssembler, TraceInfo};
 use crate::error::{ConvertError, Result};
 use crate::input::InputBytes;
 use crate::json::{
-    Json, JsonError, JsonResult, Kind, MAX_DEPTH, NumberValue, Scalar, Utf8Doc, number_value,
+    self, Json, JsonError, JsonResult, Kind, MAX_DEPTH, NumberValue, Scalar, Utf8Doc, number_value,
 };
 use crate::names::DeviceKind;
 use crate::reader::{ConvertOptions, LineInfo, PlaneInfo, ProfileReader};
@@ -295,12 +295,7 @@ fn read_tree(doc: Utf8Doc<'_>) -> JsonResult<(Vec<Node>, Vec<DeviceInfo>)> {
 }
 
 fn malformed(path: &Path, e: JsonError) -> ConvertError {
-    ConvertError::Malformed {
-        path: path.to_path_buf(),
-        format: FORMAT,
-        offset: e.offset as u64,
-        what: e.what,
-    }
+    json::malformed(path, FORMAT, e)
 }
 
 impl ProfileReader for ProtonTreeReader {
@@ -324,7 +319,7 @@ impl ProfileReader for ProtonTreeReader {
         _options: &ConvertOptions,
         asm: &mut TraceAssembler<'_>,
     ) -> Result<TraceInfo> {
-        let doc = Utf8Doc::check(input, |_, _| {}).map_err(|e| malformed(&input.path, e))?;
+        let doc = json::document(input, FORMAT)?;
         let (nodes, devices) = read_tree(doc).map_err(|e| malformed(&input.path, e))?;
         let trace_id = asm.trace_id();
         for dev in &devices {
@@ -417,7 +412,7 @@ impl ProfileReader for ProtonTreeReader {
     }
 
     fn inspect(&self, input: &InputBytes) -> Result<Vec<PlaneInfo>> {
-        let doc = Utf8Doc::check(input, |_, _| {}).map_err(|e| malformed(&input.path, e))?;
+        let doc = json::document(input, FORMAT)?;
         let (nodes, devices) = read_tree(doc).map_err(|e| malformed(&input.path, e))?;
         let mut planes: Vec<PlaneInfo> = devices
             .iter()

@@ -47,7 +47,7 @@ use std::path::Path;
 use crate::assembler::{TraceAssembler, TraceInfo};
 use crate::error::{ConvertError, Result};
 use crate::input::InputBytes;
-use crate::json::{JsonError, Utf8Doc};
+use crate::json::{self, JsonError};
 use crate::reader::{ConvertOptions, LineInfo, PlaneInfo, ProfileReader};
 
 /// The name of the format in errors.
@@ -89,8 +89,7 @@ impl ProfileReader for ChromeTraceReader {
         asm: &mut TraceAssembler<'_>,
     ) -> Result<TraceInfo> {
         let path = &input.path;
-        let doc = Utf8Doc::check(input, |start, end| input.release(start, end))
-            .map_err(|e| malformed(path, e))?;
+        let doc = json::document(input, FORMAT)?;
         let scanned = scan::scan(input, doc, options).map_err(|e| malformed(path, e))?;
         emit::emit(input, doc, &scanned, asm).map_err(|e| match e {
             emit::EmitError::Json(e) => malformed(path, e),
@@ -99,8 +98,7 @@ impl ProfileReader for ChromeTraceReader {
     }
 
     fn inspect(&self, input: &InputBytes) -> Result<Vec<PlaneInfo>> {
-        let doc = Utf8Doc::check(input, |start, end| input.release(start, end))
-            .map_err(|e| malformed(&input.path, e))?;
+        let doc = json::document(input, FORMAT)?;
         let scanned = scan::scan(input, doc, &ConvertOptions::default())
             .map_err(|e| malformed(&input.path, e))?;
         let mut planes = Vec::new();
@@ -133,10 +131,5 @@ impl ProfileReader for ChromeTraceReader {
 }
 
 fn malformed(path: &Path, e: JsonError) -> ConvertError {
-    ConvertError::Malformed {
-        path: path.to_path_buf(),
-        format: FORMAT,
-        offset: e.offset as u64,
-        what: e.what,
-    }
+    json::malformed(path, FORMAT, e)
 }
