@@ -357,15 +357,16 @@ impl Scanner {
     }
 
     fn thread(&mut self, device: u32, tid: Id) -> u32 {
-        if let Some(&t) = self.thread_of.get(&(device, tid.clone())) {
+        let key = (device, tid);
+        if let Some(&t) = self.thread_of.get(&key) {
             return t;
         }
-        let name = match &tid {
+        let name = match &key.1 {
             Id::Missing => "thread".to_string(),
             other => other.text(),
         };
-        let t = self.new_track(device, TrackKind::Thread, tid.clone(), name);
-        self.thread_of.insert((device, tid), t);
+        let t = self.new_track(device, TrackKind::Thread, key.1.clone(), name);
+        self.thread_of.insert(key, t);
         t
     }
 
@@ -400,12 +401,14 @@ impl Scanner {
             .or_insert(n)
     }
 
-    fn event(&mut self, bytes: &[u8], start: usize, f: Fields<'_>) -> JsonResult<()> {
+    fn event(&mut self, bytes: &[u8], start: usize, mut f: Fields<'_>) -> JsonResult<()> {
         let Some(ph) = f.ph.as_deref() else {
             *self.tally.unknown_phase.entry("(none)".into()).or_default() += 1;
             return Ok(());
         };
-        let device = self.device(f.pid.clone().unwrap_or(Id::Missing));
+        // Taken, not cloned: a string pid or tid is looked up as is.
+        let tid = f.tid.take().unwrap_or(Id::Missing);
+        let device = self.device(f.pid.take().unwrap_or(Id::Missing));
         let cat = f.cat.as_deref().unwrap_or("");
         let name = f.name.as_deref().unwrap_or("");
         if ph == "M" {
@@ -418,7 +421,7 @@ impl Scanner {
                         metadata_arg(bytes, f.args, "sort_index")?.and_then(|s| s.parse().ok())
                 }
                 "thread_name" | "thread_sort_index" => {
-                    let t = self.thread(device, f.tid.clone().unwrap_or(Id::Missing));
+                    let t = self.thread(device, tid);
                     let track = &mut self.out.tracks[t as usize];
                     if name == "thread_name" {
                         if let Some(n) = metadata_arg(bytes, f.args, "name")? {
@@ -472,25 +475,25 @@ impl Scanner {
                         0
                     }
                 };
-                let t = self.thread(device, f.tid.clone().unwrap_or(Id::Missing));
+                let t = self.thread(device, tid);
                 self.out.tracks[t as usize].gpu_events |= gpu;
                 self.push(t, rec(Phase::Complete, dur_ps));
             }
             "B" => {
-                let t = self.thread(device, f.tid.clone().unwrap_or(Id::Missing));
+                let t = self.thread(device, tid);
                 self.out.tracks[t as usize].gpu_events |= gpu;
                 let i = self.push(t, rec(Phase::Complete, -1));
                 self.open_b.entry(t).or_default().push(i);
             }
             "E" => {
-                let t = self.thread(device, f.tid.clone().unwrap_or(Id::Missing));
+                let t = self.thread(device, tid);
                 match self.open_b.get_mut(&t).and_then(Vec::pop) {
                     Some(b) => self.close(b, ts_ps, start),
                     None => self.tally.end_without_begin += 1,
                 }
             }
             "i" | "I" | "R" => {
-                let t = self.thread(device, f.tid.clone().unwrap_or(Id::Missing));
+                let t = self.thread(device, tid);
                 self.push(t, rec(Phase::Instant, 0));
             }
             "C" => {
@@ -515,7 +518,7 @@ impl Scanner {
                 self.push(t, rec(Phase::Instant, 0));
             }
             "s" | "t" | "f" => {
-                let t = self.thread(device, f.tid.clone().unwrap_or(Id::Missing));
+                let t = self.thread(device, tid);
                 let flow_id = self.flow_id(cat, f.id.as_deref().unwrap_or(""));
                 let i = self.out.flows.len() as u32;
                 self.out.flows.push(FlowRec {
