@@ -7,7 +7,7 @@ use xprof_format::hash::FxHashMap as HashMap;
 use xprof_format::table_rows::{DeviceArgRow, DeviceRow, EventMetadataRow};
 use xprof_format::{EventRow, StatValue, Sym};
 
-use super::scan::{DeviceScan, Id, Phase, Scanned, TrackKind, TrackScan};
+use super::scan::{DeviceScan, FlowRec, Id, Phase, Scanned, TrackKind, TrackScan};
 use crate::assembler::{Pending, TraceAssembler, TraceInfo, Track, TrackSpec};
 use crate::error::ConvertError;
 use crate::input::InputBytes;
@@ -65,7 +65,7 @@ fn stat_value<'a>(v: Scalar<'a>) -> StatValue<'a> {
 #[derive(Default)]
 struct EventText<'a> {
     name: Cow<'a, str>,
-    /// `args` entries, then the event's other fields.
+    /// `args` entries and the event's other fields, in the order written.
     args: Vec<(Cow<'a, str>, Scalar<'a>)>,
 }
 
@@ -101,7 +101,6 @@ fn read_event<'a>(
     let mut j = doc.resume(start as usize);
     j.begin_object()?;
     let mut first = true;
-    let mut extra = Vec::new();
     while let Some(key) = j.next_key(first)? {
         first = false;
         match key.as_ref() {
@@ -120,11 +119,10 @@ fn read_event<'a>(
             }
             _ => {
                 let value = j.scalar()?;
-                extra.push((key, value));
+                text.args.push((key, value));
             }
         }
     }
-    text.args.append(&mut extra);
     Ok(())
 }
 
@@ -454,17 +452,35 @@ fn emit_track(
 /// to bind to are counted in a warning.
 fn bind_flows(s: &Scanned, t: &TrackScan, spans: &[(i64, i64, i64)], asm: &mut TraceAssembler<'_>) {
     let mut unbound = 0u64;
-    for &f in &t.flows {
-        let f = &s.flows[f as usize];
-        let ts = f.ts_ps - s.origin_ps;
-        // Slices starting at or before ts: spans[..k].
-        let k = spans.partition_point(|sp| sp.0 <= ts);
+    let mut flows: Vec<(i64, &FlowRec)> = t
+        .flows
+        .iter()
+        .map(|&f| {
+            let f = &s.flows[f as usize];
+            (f.ts_ps - s.origin_ps, f)
+        })
+        .collect();
+    flows.sort_by_key(|&(ts, _)| ts);
+    // One sweep: `open` holds the slices started so far that may still
+    // enclose a later endpoint, in nesting order, so its top is the
+    // innermost (latest-starting) slice covering the endpoint.
+    let mut open: Vec<(i64, i64, i64)> = Vec::new();
+    let mut next = 0;
+    for (ts, f) in flows {
+        while let Some(&sp) = spans.get(next).filter(|sp| sp.0 <= ts) {
+            while open.last().is_some_and(|top| top.1 < sp.0) {
+                open.pop();
+            }
+            open.push(sp);
+            next += 1;
+        }
+        while open.last().is_some_and(|top| top.1 < ts) {
+            open.pop();
+        }
         let bound = if f.next_slice {
             spans.get(spans.partition_point(|sp| sp.0 < ts))
         } else {
-            // The innermost enclosing slice is the latest-starting one
-            // that still covers ts (slices are in nesting order).
-            spans[..k].iter().rev().find(|sp| sp.1 >= ts)
+            open.last()
         };
         match bound {
             Some(sp) => asm.flow_point(f.flow_id, 0, ts, sp.2),
