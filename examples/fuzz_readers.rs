@@ -26,7 +26,9 @@
 //! to the device and line names that drive the analyses, random `Hlo
 //! Proto` bytes), which byte edits rarely reach because most of them break
 //! the wire format first; `chrome` (Chrome Trace Event JSON, seeded with
-//! the JSON fixtures, byte edits plus JSON tokens spliced in).
+//! the JSON fixtures, byte edits plus JSON tokens spliced in);
+//! `proton-tree` (Proton's tree profile, JSON and MessagePack, seeded with
+//! `tests/fixtures/gpu/proton_tree.hatchet*`, byte edits).
 //! docs/reliability.md records the runs.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -143,6 +145,7 @@ enum Reader {
     Gzip,
     XSpaceSemantic,
     Chrome,
+    ProtonTree,
 }
 
 impl Reader {
@@ -153,6 +156,7 @@ impl Reader {
             Reader::Gzip => "gzip",
             Reader::XSpaceSemantic => "xspace-semantic",
             Reader::Chrome => "chrome",
+            Reader::ProtonTree => "proton-tree",
         }
     }
 }
@@ -191,9 +195,11 @@ fn parse_args() -> Result<Args, String> {
                     "gzip" => Reader::Gzip,
                     "xspace-semantic" => Reader::XSpaceSemantic,
                     "chrome" => Reader::Chrome,
+                    "proton-tree" => Reader::ProtonTree,
                     other => {
                         return Err(format!(
-                            "--reader {other}: xspace, inspect, gzip, xspace-semantic or chrome"
+                            "--reader {other}: xspace, inspect, gzip, xspace-semantic, chrome \
+                             or proton-tree"
                         ));
                     }
                 }
@@ -208,6 +214,11 @@ fn parse_args() -> Result<Args, String> {
             "--replay" => args.replay = Some(value()?.parse().map_err(|e| format!("{e}"))?),
             "--seed-file" => args.seeds.push(value()?.into()),
             other => return Err(format!("unknown flag {other}")),
+        }
+    }
+    if args.seeds.is_empty() && args.reader == Reader::ProtonTree {
+        for name in ["proton_tree.hatchet", "proton_tree.hatchet_msgpack"] {
+            args.seeds.push(root.join("tests/fixtures/gpu").join(name));
         }
     }
     if args.seeds.is_empty() && args.reader == Reader::Chrome {
@@ -533,8 +544,14 @@ fn run_reader(reader: Reader, bytes: &[u8], scratch: &Path) -> String {
             xspace::inspect(bytes, Path::new("fuzz.xplane.pb"))
                 .map(|planes| format!("ok planes={}", planes.len())),
         ),
-        Reader::Chrome => {
-            let path = scratch.join("fuzz.trace.json");
+        Reader::Chrome | Reader::ProtonTree => {
+            // The tree reader tells JSON from MessagePack by content.
+            let name = if reader == Reader::Chrome {
+                "fuzz.trace.json"
+            } else {
+                "fuzz.hatchet"
+            };
+            let path = scratch.join(name);
             std::fs::write(&path, bytes).expect("scratch folder is writable");
             let file = input::ProfileFile {
                 path,

@@ -982,3 +982,247 @@ fn run_folders_pick_up_json_profiles_but_not_jaxs_duplicate_trace() {
         ]
     );
 }
+
+/// MessagePack of a JSON value, as Python's msgpack packs it: the smallest
+/// integer form, doubles as float 64, maps and arrays by their length.
+fn to_msgpack(v: &Value) -> Vec<u8> {
+    fn len(out: &mut Vec<u8>, n: usize, fix: u8, fix_max: usize, tags: [u8; 2]) {
+        if n <= fix_max {
+            out.push(fix | n as u8);
+        } else if n <= 0xffff {
+            out.push(tags[0]);
+            out.extend_from_slice(&(n as u16).to_be_bytes());
+        } else {
+            out.push(tags[1]);
+            out.extend_from_slice(&(n as u32).to_be_bytes());
+        }
+    }
+    fn go(v: &Value, out: &mut Vec<u8>) {
+        match v {
+            Value::Null => out.push(0xc0),
+            Value::Bool(b) => out.push(0xc2 | u8::from(*b)),
+            Value::Number(n) => {
+                if let Some(u) = n.as_u64() {
+                    match u {
+                        0..=0x7f => out.push(u as u8),
+                        0x80..=0xff => out.extend_from_slice(&[0xcc, u as u8]),
+                        0x100..=0xffff => {
+                            out.push(0xcd);
+                            out.extend_from_slice(&(u as u16).to_be_bytes());
+                        }
+                        0x1_0000..=0xffff_ffff => {
+                            out.push(0xce);
+                            out.extend_from_slice(&(u as u32).to_be_bytes());
+                        }
+                        _ => {
+                            out.push(0xcf);
+                            out.extend_from_slice(&u.to_be_bytes());
+                        }
+                    }
+                } else if let Some(i) = n.as_i64() {
+                    out.push(0xd3);
+                    out.extend_from_slice(&i.to_be_bytes());
+                } else {
+                    out.push(0xcb);
+                    out.extend_from_slice(&n.as_f64().unwrap().to_be_bytes());
+                }
+            }
+            Value::String(s) => {
+                if s.len() <= 31 {
+                    out.push(0xa0 | s.len() as u8);
+                } else {
+                    out.push(0xda);
+                    out.extend_from_slice(&(s.len() as u16).to_be_bytes());
+                }
+                out.extend_from_slice(s.as_bytes());
+            }
+            Value::Array(a) => {
+                len(out, a.len(), 0x90, 15, [0xdc, 0xdd]);
+                a.iter().for_each(|x| go(x, out));
+            }
+            Value::Object(m) => {
+                len(out, m.len(), 0x80, 15, [0xde, 0xdf]);
+                for (k, x) in m {
+                    go(&Value::String(k.clone()), out);
+                    go(x, out);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    go(v, &mut out);
+    out
+}
+
+/// The same tree in MessagePack (`proton_tree.hatchet_msgpack`, the JSON
+/// fixture packed by Python's msgpack: tests/fixtures/gpu/README.md) gives
+/// the same rows as the JSON, column for column.
+#[test]
+fn proton_tree_msgpack_is_the_same_tree_as_the_json() {
+    let json_path = fixture("gpu/proton_tree.hatchet");
+    let mp_path = fixture("gpu/proton_tree.hatchet_msgpack");
+    for path in [&json_path, &mp_path] {
+        let input = xprof_sql::convert::input::open(path).unwrap();
+        assert_eq!(reader::detect(path, &input).unwrap().name(), "proton_tree");
+    }
+    // The real capture has no metrics beyond the promoted ones; the
+    // project-written TREE has every kind, packed here by `to_msgpack`.
+    let dir = tempfile::tempdir().unwrap();
+    let tree_json = dir.path().join("tree.hatchet");
+    let tree_mp = dir.path().join("tree.hatchet_msgpack");
+    std::fs::write(&tree_json, TREE).unwrap();
+    std::fs::write(&tree_mp, to_msgpack(&serde_json::from_str(TREE).unwrap())).unwrap();
+    for (json_path, mp_path) in [(&json_path, &mp_path), (&tree_json, &tree_mp)] {
+        for sql in [
+            "SELECT * EXCLUDE (trace_id) FROM profile_nodes ORDER BY node_id",
+            "SELECT * EXCLUDE (trace_id) FROM node_metrics ORDER BY node_id, metric, kind",
+            "SELECT * EXCLUDE (trace_id) FROM devices ORDER BY device_id",
+            "SELECT * EXCLUDE (trace_id) FROM device_args ORDER BY device_id, key",
+        ] {
+            let from_json = tokio_run(query_rows(&[json_path], sql));
+            let from_mp = tokio_run(query_rows(&[mp_path], sql));
+            assert!(
+                !from_json.is_empty() || sql.contains("node_metrics") && json_path != &tree_json,
+                "{sql}"
+            );
+            assert_eq!(from_mp, from_json, "{sql}");
+        }
+    }
+    // Content, not the name: the same bytes under another name.
+    let renamed = dir.path().join("profile.bin");
+    std::fs::copy(&mp_path, &renamed).unwrap();
+    let input = xprof_sql::convert::input::open(&renamed).unwrap();
+    assert_eq!(
+        reader::detect(&renamed, &input).unwrap().name(),
+        "proton_tree"
+    );
+    // Cut short: an error at an offset within the file, naming the format.
+    let bytes = std::fs::read(&mp_path).unwrap();
+    let cut = dir.path().join("cut.hatchet_msgpack");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let input = xprof_sql::convert::input::open(&cut).unwrap();
+    let r = reader::detect(&cut, &input).unwrap();
+    let mut sink = MemorySink::default();
+    let err = reader::convert(
+        r,
+        &input,
+        &TraceSource {
+            trace_id: 0,
+            path: cut.clone(),
+            run: None,
+            host: "cut".into(),
+        },
+        &ConvertOptions::default(),
+        &mut sink,
+    )
+    .unwrap_err();
+    match err {
+        ConvertError::Malformed { format, offset, .. } => {
+            assert_eq!(format, "Proton tree MessagePack");
+            assert!(offset <= bytes.len() as u64 / 2, "{offset}");
+        }
+        other => panic!("{other}"),
+    }
+}
+
+/// Mosaic GPU profiler traces (synthetic: no GPU here to run a Pallas
+/// kernel with `profile_space`; `xprof_sql::convert::synthetic::mosaic_gpu`
+/// writes the dump's exact layout, ../shared/formats/triton-proton.md §4):
+/// every B/E pair is a `kernel_scopes` row on its SM and warpgroup with the
+/// generator's own start, end and cycles, and `warp_scopes` adds them up.
+#[test]
+fn mosaic_gpu_scopes_are_the_generators() {
+    use xprof_sql::convert::synthetic::mosaic_gpu::{MosaicSpec, mosaic_gpu_trace};
+    let spec = MosaicSpec::default();
+    let trace = mosaic_gpu_trace(&spec);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir
+        .path()
+        .join("matmul_kernel-1764000000123456789-trace.json");
+    std::fs::write(&path, &trace.json).unwrap();
+    let rows = tokio_run(query_rows(
+        &[&path],
+        "SELECT k.kernel, k.sm_id, k.warpgroup_id, k.scope, k.start_cycle, k.end_cycle, \
+                k.cycles, k.cta_id, k.warp_id, k.source, e.depth, t.source_format \
+         FROM kernel_scopes k JOIN events e ON e.trace_id = k.trace_id AND e.event_id = k.event_id \
+         JOIN traces t ON t.trace_id = k.trace_id",
+    ));
+    let mut got: Vec<(i64, i64, String, i64, i64, u32)> = rows
+        .iter()
+        .map(|r| {
+            assert_eq!(r["kernel"], "matmul_kernel");
+            assert_eq!(r["source"], "mosaic_gpu");
+            assert_eq!(r["source_format"], "mosaic_gpu");
+            assert!(r.get("cta_id").is_none() && r.get("warp_id").is_none());
+            let (start, end) = (
+                r["start_cycle"].as_i64().unwrap(),
+                r["end_cycle"].as_i64().unwrap(),
+            );
+            assert_eq!(r["cycles"].as_i64().unwrap(), end - start);
+            (
+                r["sm_id"].as_i64().unwrap(),
+                r["warpgroup_id"].as_i64().unwrap(),
+                r["scope"].as_str().unwrap().to_string(),
+                start,
+                end,
+                r["depth"].as_u64().unwrap() as u32,
+            )
+        })
+        .collect();
+    let mut want: Vec<(i64, i64, String, i64, i64, u32)> = trace
+        .scopes
+        .iter()
+        .map(|s| {
+            (
+                s.sm_id,
+                s.warpgroup_id,
+                s.name.clone(),
+                s.start,
+                s.end,
+                s.depth,
+            )
+        })
+        .collect();
+    got.sort();
+    want.sort();
+    assert_eq!(got.len(), want.len());
+    assert_eq!(got, want);
+    // warp_scopes: per scope, instances, lanes (warpgroups) and cycles.
+    let mut by_scope: BTreeMap<String, (u64, u64, i64, std::collections::BTreeSet<i64>)> =
+        BTreeMap::new();
+    for s in &trace.scopes {
+        let e = by_scope.entry(s.name.clone()).or_default();
+        e.0 += 1;
+        e.2 += s.end - s.start;
+        e.3.insert(s.warpgroup_id);
+    }
+    let rows = tokio_run(query_rows(
+        &[&path],
+        "SELECT scope, instances, warps, ctas, sms, total_cycles FROM warp_scopes ORDER BY scope",
+    ));
+    assert_eq!(rows.len(), by_scope.len());
+    for r in &rows {
+        let (n, _, cycles, wgs) = &by_scope[r["scope"].as_str().unwrap()];
+        assert_eq!(r["instances"].as_u64().unwrap(), *n);
+        assert_eq!(r["total_cycles"].as_i64().unwrap(), *cycles);
+        assert_eq!(r["warps"].as_u64().unwrap(), wgs.len() as u64);
+        assert_eq!(r["ctas"].as_u64().unwrap(), 0);
+        assert!(r["sms"].as_u64().unwrap() <= u64::from(spec.sms));
+    }
+    // Devices are the SMs, tracks the warpgroups; by content under any name.
+    let renamed = dir.path().join("profile.json");
+    std::fs::copy(&path, &renamed).unwrap();
+    let input = xprof_sql::convert::input::open(&renamed).unwrap();
+    assert_eq!(
+        reader::detect(&renamed, &input).unwrap().name(),
+        "mosaic_gpu"
+    );
+    let devs = tokio_run(query_rows(
+        &[&path],
+        "SELECT d.name AS device, d.kind, t.name AS track FROM tracks t \
+         JOIN devices d ON d.trace_id = t.trace_id AND d.device_id = t.device_id \
+         WHERE d.kind = 'other' ORDER BY d.plane_id, t.line_id LIMIT 1",
+    ));
+    assert_eq!(devs[0]["device"], "SM 0");
+    assert_eq!(devs[0]["track"], "warpgroup 0");
+}

@@ -219,6 +219,8 @@ pub fn host_of(path: &Path) -> String {
         ".chrome_trace",
         ".hatchet.gz",
         ".hatchet",
+        ".hatchet_msgpack.gz",
+        ".hatchet_msgpack",
         ".json.gz",
         ".json",
     ] {

@@ -4,8 +4,9 @@
 //! The flow is reader → assembler → sink → tables:
 //!
 //! - [`reader`]: the [`ProfileReader`](reader::ProfileReader) trait and the
-//!   registry of formats; one module per format ([`xspace`]) decodes its
-//!   bytes and describes the trace to
+//!   registry of formats; one module per format ([`xspace`], [`chrome`],
+//!   [`mosaic_gpu`], [`proton_tree`]) decodes its bytes and describes the
+//!   trace to
 //! - [`assembler`]: the format-neutral [`TraceAssembler`](assembler::TraceAssembler)
 //!   that allocates ids, nests events, resolves containment and flows and
 //!   builds every table's rows in its declared order, handing batches to
@@ -28,6 +29,8 @@ pub mod chrome;
 pub mod error;
 pub mod input;
 pub mod json;
+pub mod mosaic_gpu;
+pub mod msgpack;
 pub mod names;
 mod nest;
 mod pb;

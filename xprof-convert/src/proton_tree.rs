@@ -1,5 +1,6 @@
-//! Proton's tree profile (hatchet JSON, `*.hatchet`) to `profile_nodes`,
-//! `node_metrics` and, from its `device_info`, `devices`.
+//! Proton's tree profile (hatchet JSON, `*.hatchet`, or the same tree in
+//! MessagePack, `*.hatchet_msgpack`, transcribed by [`crate::msgpack`]) to
+//! `profile_nodes`, `node_metrics` and, from its `device_info`, `devices`.
 //!
 //! The file is `[root, device_info]`; a node is
 //! `{"frame": {"name", "type"}, "metrics": {...}, "children": [...]}`.
@@ -29,10 +30,12 @@ use crate::input::InputBytes;
 use crate::json::{
     self, Json, JsonError, JsonResult, Kind, MAX_DEPTH, NumberValue, Scalar, Utf8Doc, number_value,
 };
+use crate::msgpack;
 use crate::names::DeviceKind;
 use crate::reader::{ConvertOptions, LineInfo, PlaneInfo, ProfileReader};
 
 const FORMAT: &str = "Proton tree JSON";
+const FORMAT_MSGPACK: &str = "Proton tree MessagePack";
 
 /// Proton's tree profile in the reader registry.
 #[derive(Debug, Clone, Copy, Default)]
@@ -298,6 +301,28 @@ fn malformed(path: &Path, e: JsonError) -> ConvertError {
     json::malformed(path, FORMAT, e)
 }
 
+/// Whether `head` starts a MessagePack tree: an array of two whose first
+/// element is a map (a node).
+fn is_msgpack_tree(head: &[u8]) -> bool {
+    matches!(head, [0x92, 0x80..=0x8f | 0xde | 0xdf, ..])
+}
+
+/// The nodes and devices of a tree profile, JSON or MessagePack.
+fn load(input: &InputBytes) -> Result<(Vec<Node>, Vec<DeviceInfo>)> {
+    if !is_msgpack_tree(input) {
+        let doc = json::document(input, FORMAT)?;
+        return read_tree(doc).map_err(|e| malformed(&input.path, e));
+    }
+    let transcript =
+        msgpack::to_json(input).map_err(|e| json::malformed(&input.path, FORMAT_MSGPACK, e))?;
+    let doc = Utf8Doc::check(transcript.json.as_bytes(), |_, _| {})
+        .map_err(|e| json::malformed(&input.path, FORMAT_MSGPACK, e))?;
+    read_tree(doc).map_err(|e| {
+        let offset = transcript.input_offset(e.offset);
+        json::malformed(&input.path, FORMAT_MSGPACK, JsonError { offset, ..e })
+    })
+}
+
 impl ProfileReader for ProtonTreeReader {
     fn name(&self) -> &'static str {
         "proton_tree"
@@ -305,10 +330,13 @@ impl ProfileReader for ProtonTreeReader {
 
     fn owns_file_name(&self, file_name: &str) -> bool {
         let name = file_name.strip_suffix(".gz").unwrap_or(file_name);
-        name.ends_with(".hatchet")
+        name.ends_with(".hatchet") || name.ends_with(".hatchet_msgpack")
     }
 
     fn sniff(&self, _path: &Path, head: &[u8]) -> bool {
+        if is_msgpack_tree(head) {
+            return head.windows(6).any(|w| w == b"\xa5frame");
+        }
         head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[')
             && String::from_utf8_lossy(head).contains("\"frame\"")
     }
@@ -319,8 +347,7 @@ impl ProfileReader for ProtonTreeReader {
         _options: &ConvertOptions,
         asm: &mut TraceAssembler<'_>,
     ) -> Result<TraceInfo> {
-        let doc = json::document(input, FORMAT)?;
-        let (nodes, devices) = read_tree(doc).map_err(|e| malformed(&input.path, e))?;
+        let (nodes, devices) = load(input)?;
         let trace_id = asm.trace_id();
         for dev in &devices {
             let field = |k: &str| dev.fields.iter().find(|(n, _)| n == k).map(|(_, v)| v);
@@ -412,8 +439,7 @@ impl ProfileReader for ProtonTreeReader {
     }
 
     fn inspect(&self, input: &InputBytes) -> Result<Vec<PlaneInfo>> {
-        let doc = json::document(input, FORMAT)?;
-        let (nodes, devices) = read_tree(doc).map_err(|e| malformed(&input.path, e))?;
+        let (nodes, devices) = load(input)?;
         let mut planes: Vec<PlaneInfo> = devices
             .iter()
             .map(|d| PlaneInfo {

@@ -159,7 +159,10 @@ pub trait ProfileReader: Send + Sync {
 ///
 /// The JSON formats come first: their sniffing looks past leading blanks,
 /// which XSpace's (a first byte of 0x0a, a newline) would take for a plane.
+/// Mosaic GPU's traces are Chrome traces of a particular producer, so
+/// its reader is asked before the Chrome reader.
 pub static READERS: &[&dyn ProfileReader] = &[
+    &crate::mosaic_gpu::MosaicGpuReader,
     &crate::chrome::ChromeTraceReader,
     &crate::proton_tree::ProtonTreeReader,
     &crate::xspace::XSpaceReader,

@@ -50,7 +50,7 @@ const PLANNED: &str = "\
   `source_file`, `source_line`, `source_call_stack`, `details`,
   `measured`, `kernel_event_id`).
 - **`traces.source_format`** names the reader: `xspace`, `chrome_trace`,
-  `proton_tree`, `proton_intra`, `mosaic_gpu`, `llo_bundle_util`.
+  `proton_tree`, `mosaic_gpu` (Proton intra-kernel traces are `chrome_trace`).
 ";
 
 fn table_markdown(out: &mut String, def: &TableDef) {

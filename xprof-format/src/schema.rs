@@ -313,7 +313,7 @@ pub static TRACES: TableDef = TableDef {
             "source_format",
             Utf8,
             false,
-            "Input format, the name of the reader that converted it (`xprof_sql::convert::reader::READERS`): `xspace` or `chrome_trace` (Chrome Trace Event JSON: PyTorch Kineto, JAX `*.trace.json.gz`, Proton's kernel timeline and intra-kernel traces); `proton_tree`, `mosaic_gpu` and `llo_bundle_util` as those readers land.",
+            "Input format, the name of the reader that converted it (`xprof_sql::convert::reader::READERS`): `xspace`, `chrome_trace` (Chrome Trace Event JSON: PyTorch Kineto, JAX `*.trace.json.gz`, Proton's kernel timeline and intra-kernel traces), `mosaic_gpu` (Mosaic GPU profiler traces) or `proton_tree` (Proton tree profiles, JSON or MessagePack).",
         ),
         col(
             "source_path",

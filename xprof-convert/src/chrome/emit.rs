@@ -241,11 +241,11 @@ fn emit_device(
     asm: &mut TraceAssembler<'_>,
 ) -> EmitResult<()> {
     let gpu = dev.is_gpu();
-    let kind = if gpu {
+    let kind = dev.kind.unwrap_or(if gpu {
         DeviceKind::Gpu
     } else {
         DeviceKind::Host
-    };
+    });
     let device_id = asm.begin_device(kind, false)?;
     let trace_id = asm.trace_id();
     let mut stat_count = 0;

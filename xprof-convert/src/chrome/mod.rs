@@ -47,7 +47,7 @@ use std::path::Path;
 use crate::assembler::{TraceAssembler, TraceInfo};
 use crate::error::{ConvertError, Result};
 use crate::input::InputBytes;
-use crate::json::{self, JsonError};
+use crate::json::{self, JsonError, Utf8Doc};
 use crate::reader::{ConvertOptions, LineInfo, PlaneInfo, ProfileReader};
 
 /// The name of the format in errors.
@@ -88,46 +88,81 @@ impl ProfileReader for ChromeTraceReader {
         options: &ConvertOptions,
         asm: &mut TraceAssembler<'_>,
     ) -> Result<TraceInfo> {
-        let path = &input.path;
-        let doc = json::document(input, FORMAT)?;
-        let scanned = scan::scan(input, doc, options).map_err(|e| malformed(path, e))?;
-        emit::emit(input, doc, &scanned, asm).map_err(|e| match e {
-            emit::EmitError::Json(e) => malformed(path, e),
-            emit::EmitError::Convert(e) => e,
-        })
+        convert(input, options, asm, Flavor::Generic)
     }
 
     fn inspect(&self, input: &InputBytes) -> Result<Vec<PlaneInfo>> {
-        let doc = json::document(input, FORMAT)?;
-        let scanned = scan::scan(input, doc, &ConvertOptions::default())
-            .map_err(|e| malformed(&input.path, e))?;
-        let mut planes = Vec::new();
-        for (index, dev) in scanned.devices.iter().enumerate() {
-            let lines: Vec<LineInfo> = dev
-                .tracks
-                .iter()
-                .map(|&t| {
-                    let t = &scanned.tracks[t as usize];
-                    LineInfo {
-                        id: t.line_id,
-                        name: t.name.clone(),
-                        display_name: t.name.clone(),
-                        event_count: t.events.len() as u64,
-                    }
-                })
-                .collect();
-            planes.push(PlaneInfo {
-                id: dev.pid.as_int().unwrap_or(index as i64),
-                name: dev.display_name(),
-                total_events: lines.iter().map(|l| l.event_count).sum(),
-                lines,
-                event_metadata: 0,
-                stat_names: Vec::new(),
-                plane_stats: 0,
-            });
-        }
-        Ok(planes)
+        inspect(input, Flavor::Generic)
     }
+}
+
+/// Producers whose Chrome traces carry meaning the generic reading does
+/// not see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    /// Any Chrome trace.
+    Generic,
+    /// Mosaic GPU's profiler: `pid` is 1 + SM id, `tid` 1 + warpgroup.
+    MosaicGpu,
+}
+
+/// Pass 1, with the flavour's lane names.
+fn scan_as<'a>(
+    input: &'a InputBytes,
+    options: &ConvertOptions,
+    flavor: Flavor,
+) -> Result<(Utf8Doc<'a>, scan::Scanned)> {
+    let doc = json::document(input, FORMAT)?;
+    let mut scanned = scan::scan(input, doc, options).map_err(|e| malformed(&input.path, e))?;
+    if flavor == Flavor::MosaicGpu {
+        scanned.name_mosaic_gpu_lanes();
+    }
+    Ok((doc, scanned))
+}
+
+/// Converts a Chrome trace read as `flavor`.
+pub(crate) fn convert(
+    input: &InputBytes,
+    options: &ConvertOptions,
+    asm: &mut TraceAssembler<'_>,
+    flavor: Flavor,
+) -> Result<TraceInfo> {
+    let (doc, scanned) = scan_as(input, options, flavor)?;
+    emit::emit(input, doc, &scanned, asm).map_err(|e| match e {
+        emit::EmitError::Json(e) => malformed(&input.path, e),
+        emit::EmitError::Convert(e) => e,
+    })
+}
+
+/// Devices and tracks of a Chrome trace read as `flavor`.
+pub(crate) fn inspect(input: &InputBytes, flavor: Flavor) -> Result<Vec<PlaneInfo>> {
+    let (_, scanned) = scan_as(input, &ConvertOptions::default(), flavor)?;
+    let mut planes = Vec::new();
+    for (index, dev) in scanned.devices.iter().enumerate() {
+        let lines: Vec<LineInfo> = dev
+            .tracks
+            .iter()
+            .map(|&t| {
+                let t = &scanned.tracks[t as usize];
+                LineInfo {
+                    id: t.line_id,
+                    name: t.name.clone(),
+                    display_name: t.name.clone(),
+                    event_count: t.events.len() as u64,
+                }
+            })
+            .collect();
+        planes.push(PlaneInfo {
+            id: dev.pid.as_int().unwrap_or(index as i64),
+            name: dev.display_name(),
+            total_events: lines.iter().map(|l| l.event_count).sum(),
+            lines,
+            event_metadata: 0,
+            stat_names: Vec::new(),
+            plane_stats: 0,
+        });
+    }
+    Ok(planes)
 }
 
 fn malformed(path: &Path, e: JsonError) -> ConvertError {

@@ -6,6 +6,7 @@ use xprof_format::hash::FxHashMap as HashMap;
 
 use crate::input::InputBytes;
 use crate::json::{Json, JsonResult, Kind, Scalar, Utf8Doc, micros_to_ps};
+use crate::names::DeviceKind;
 use crate::reader::{ConvertOptions, Progress};
 
 /// A `pid` or `tid`: JSON numbers and strings are both used.
@@ -122,6 +123,9 @@ pub(super) struct DeviceScan {
     pub other_metadata: Vec<(String, String)>,
     pub gpu_events: bool,
     pub tracks: Vec<u32>,
+    /// The device kind a flavour of the format gives (Mosaic GPU's SMs);
+    /// else `gpu` or `host` from labels and events.
+    pub kind: Option<DeviceKind>,
 }
 
 impl DeviceScan {
@@ -164,6 +168,28 @@ pub(super) struct Scanned {
     /// Smallest timestamp of `recs` and `flows`: `ts_ps = 0` of the tables.
     pub origin_ps: i64,
     pub warnings: Vec<String>,
+}
+
+impl Scanned {
+    /// Names the lanes of a Mosaic GPU profile: its `pid` is 1 + the SM id
+    /// and its `tid` 1 + the warpgroup's index in the grid, so a process
+    /// that no `M` event names is `SM <pid - 1>` (kind `other`: an SM, not
+    /// a GPU) and such a thread `warpgroup <tid - 1>`.
+    pub fn name_mosaic_gpu_lanes(&mut self) {
+        for dev in &mut self.devices {
+            if let (None, Some(pid)) = (&dev.name, dev.pid.as_int()) {
+                dev.name = Some(format!("SM {}", pid - 1));
+                dev.kind = Some(DeviceKind::Other);
+            }
+        }
+        for t in &mut self.tracks {
+            if let (TrackKind::Thread, Some(tid)) = (t.kind, t.tid.as_int())
+                && t.name == tid.to_string()
+            {
+                t.name = format!("warpgroup {}", tid - 1);
+            }
+        }
+    }
 }
 
 /// `cat` values of GPU activity in Kineto traces (Proton kernels use
@@ -333,6 +359,7 @@ impl Scanner {
             other_metadata: Vec::new(),
             gpu_events: false,
             tracks: Vec::new(),
+            kind: None,
         });
         self.device_of.insert(pid, d);
         d

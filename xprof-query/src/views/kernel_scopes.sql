@@ -1,13 +1,24 @@
--- One row per scope instance of an intra-kernel, cycle-level trace: Proton's
--- instrumentation mode (a Chrome trace whose processes are
--- "<kernel> Core<sm> CTA<cta>" and whose threads are "warp <w> (line <l>)",
--- `ts`/`dur` in kilo-cycles). Cycles are kept as cycles: `start_cycle` and
--- `end_cycle` are the trace's own counts (`ts_ps` plus the file's origin,
--- `xprof_sql.ts_origin_ps` of `Trace Metadata`, over 1000: one "µs" of the
--- file is 1000 cycles); `cycles` is their difference. `start_ps`/`dur_ps`
--- are derived from the recorded clock (`Frequency (MHz)`) and NULL when the
--- trace records none. `call_stack` is the scope's enclosing scopes as
--- written (a JSON array, outermost first).
+-- One row per scope instance of an intra-kernel, cycle-level trace:
+--
+-- - Proton's instrumentation mode (`source` = 'proton'): a Chrome trace
+--   whose processes are "<kernel> Core<sm> CTA<cta>" and whose threads are
+--   "warp <w> (line <l>)", `ts`/`dur` in kilo-cycles;
+-- - Mosaic GPU's profiler (`source` = 'mosaic_gpu', traces of
+--   `source_format` 'mosaic_gpu'): B/E pairs per SM (`pid` = 1 + SM id) and
+--   warpgroup (`tid` = 1 + its index in the grid), the kernel being the
+--   `<func>` of the file name `<func>-<time_ns>-trace.json`; CTA, warp and
+--   line are not recorded (NULL), `warpgroup_id` is.
+--
+-- Cycles are kept as cycles: `start_cycle` and `end_cycle` are the trace's
+-- own counts (`ts_ps` plus the file's origin, `xprof_sql.ts_origin_ps` of
+-- `Trace Metadata`, over 1000, rounded: one "µs" of the file is 1000
+-- counts); `cycles` is their difference. In a Mosaic GPU trace a count is
+-- the warpgroup's start on the global timer (ns) plus SM clock cycles since,
+-- so `cycles` is SM clock cycles. `start_ps`/`dur_ps` are derived from the
+-- recorded clock (`Frequency (MHz)`) and NULL when the trace records none.
+-- `call_stack` is the scope's enclosing scopes as Proton writes them (a JSON
+-- array, outermost first); Mosaic GPU scopes nest by B/E instead, so theirs
+-- is NULL and `events.parent_id` of `event_id` gives the enclosing scope.
 WITH origin AS (
   SELECT a.trace_id, a.int_value AS origin_ps
   FROM device_args a
@@ -23,6 +34,19 @@ scopes AS (
   JOIN devices d ON d.trace_id = t.trace_id AND d.device_id = t.device_id
   WHERE d.name LIKE '% Core% CTA%' AND t.name LIKE 'warp %'
 ),
+mosaic AS (
+  SELECT e.trace_id, e.event_id, e.name AS scope,
+         (e.ts_ps + o.origin_ps + 500) / 1000 AS start_cycle,
+         (e.ts_ps + e.dur_ps + o.origin_ps + 500) / 1000 AS end_cycle,
+         regexp_match(tr.source_path, '([^/\\]+)-[0-9]+-trace\.json(\.gz)?$')[1] AS kernel,
+         CAST(d.plane_id - 1 AS INT) AS sm_id, CAST(t.line_id - 1 AS INT) AS warpgroup_id
+  FROM events e
+  JOIN traces tr ON tr.trace_id = e.trace_id
+  JOIN tracks t ON t.trace_id = e.trace_id AND t.track_id = e.track_id
+  JOIN devices d ON d.trace_id = t.trace_id AND d.device_id = t.device_id
+  JOIN origin o ON o.trace_id = e.trace_id
+  WHERE tr.source_format = 'mosaic_gpu' AND d.kind = 'other' AND t.kind = 'thread'
+),
 args AS (
   SELECT a.trace_id, a.event_id,
          max(CASE WHEN a.key = 'call_stack' THEN a.str_value END) AS call_stack,
@@ -35,8 +59,8 @@ args AS (
 ),
 cycles AS (
   SELECT s.trace_id, s.event_id, s.scope, s.pid_parts, s.tid_parts,
-         (s.ts_ps + o.origin_ps) / 1000 AS start_cycle,
-         (s.ts_ps + s.dur_ps + o.origin_ps) / 1000 AS end_cycle,
+         (s.ts_ps + o.origin_ps + 500) / 1000 AS start_cycle,
+         (s.ts_ps + s.dur_ps + o.origin_ps + 500) / 1000 AS end_cycle,
          a.call_stack, a.frequency_mhz
   FROM scopes s
   JOIN origin o ON o.trace_id = s.trace_id
@@ -51,5 +75,12 @@ SELECT trace_id, event_id, pid_parts[1] AS kernel,
        CASE WHEN frequency_mhz > 0
             THEN CAST(round(start_cycle * 1e6 / frequency_mhz) AS BIGINT) END AS start_ps,
        CASE WHEN frequency_mhz > 0
-            THEN CAST(round((end_cycle - start_cycle) * 1e6 / frequency_mhz) AS BIGINT) END AS dur_ps
+            THEN CAST(round((end_cycle - start_cycle) * 1e6 / frequency_mhz) AS BIGINT) END AS dur_ps,
+       'proton' AS source, CAST(NULL AS INT) AS warpgroup_id
 FROM cycles
+UNION ALL
+SELECT trace_id, event_id, kernel, sm_id, CAST(NULL AS INT), CAST(NULL AS INT), CAST(NULL AS INT),
+       scope, CAST(NULL AS VARCHAR), start_cycle, end_cycle, end_cycle - start_cycle,
+       CAST(NULL AS DOUBLE), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT),
+       'mosaic_gpu', warpgroup_id
+FROM mosaic

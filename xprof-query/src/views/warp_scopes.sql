@@ -2,19 +2,21 @@
 -- instances, on how many SMs, CTAs and warps; cycles per instance (min,
 -- average, max, and their spread, max less min); and `cycles_per_warp`, the
 -- total cycles over the number of distinct (CTA, warp) pairs that ran the
--- scope: the cost of the scope to one warp, averaged over warps.
+-- scope: the cost of the scope to one warp, averaged over warps. In a Mosaic
+-- GPU trace the lane recorded is a warpgroup: `warps` counts warpgroups and
+-- `ctas` is 0 (not recorded).
 SELECT trace_id, kernel, scope,
        count(*) AS instances,
        count(DISTINCT sm_id) AS sms,
        count(DISTINCT cta_id) AS ctas,
-       count(DISTINCT CAST(cta_id AS BIGINT) * 65536 + warp_id) AS warps,
+       count(DISTINCT coalesce(CAST(cta_id AS BIGINT) * 65536 + warp_id, warpgroup_id)) AS warps,
        sum(cycles) AS total_cycles,
        min(cycles) AS min_cycles,
        avg(CAST(cycles AS DOUBLE)) AS avg_cycles,
        max(cycles) AS max_cycles,
        max(cycles) - min(cycles) AS cycles_spread,
        CAST(sum(cycles) AS DOUBLE)
-         / count(DISTINCT CAST(cta_id AS BIGINT) * 65536 + warp_id) AS cycles_per_warp,
+         / count(DISTINCT coalesce(CAST(cta_id AS BIGINT) * 65536 + warp_id, warpgroup_id)) AS cycles_per_warp,
        min(start_cycle) AS first_cycle,
        max(end_cycle) AS last_cycle
 FROM kernel_scopes

@@ -1,10 +1,13 @@
-//! Synthetic, device-shaped XSpace profiles.
+//! Synthetic, device-shaped profiles: XSpace files with GPU and TPU device
+//! planes, and ([`mosaic_gpu`]) Mosaic GPU profiler traces.
 //!
 //! Real GPU and TPU device planes need the accelerator; these generators
 //! build files with the documented plane, line and stat names
 //! (`shared/formats/xspace.md`, `xplane-names.txt`) so tests and
 //! benchmarks can exercise device paths anywhere. Every value is
 //! deterministic for a given spec. Tests that use them say so.
+
+pub mod mosaic_gpu;
 
 use std::io::Write;
 
