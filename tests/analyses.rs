@@ -24,23 +24,6 @@ fn synthetic_tpu_fixture_is_the_generators_output() {
     );
 }
 
-/// The committed fixture `rel` is `bytes`, what `generator` writes today
-/// (`XPROF_SQL_BLESS=1` rewrites it; `readme` says how to remake XProf's
-/// answers on it after that).
-fn assert_generated_fixture(rel: &str, bytes: &[u8], generator: &str, readme: &str) {
-    let path = fixture(rel);
-    if std::env::var_os("XPROF_SQL_BLESS").is_some() {
-        std::fs::write(&path, bytes).unwrap();
-    }
-    let committed = std::fs::read(&path).expect("committed fixture");
-    assert!(
-        committed == bytes,
-        "{} differs from {generator}; rerun with XPROF_SQL_BLESS=1 and regenerate \
-         its expected files ({readme})",
-        path.display()
-    );
-}
-
 /// The synthetic GPU profile over real HLO modules that XProf's
 /// `synthetic_gpu_hlo.tool.hlo_stats.json` was computed on: the device
 /// plane is synthetic (one kernel per HLO instruction), the HLO protos are

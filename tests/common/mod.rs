@@ -53,6 +53,23 @@ pub fn convert_bytes(bytes: &[u8], options: &ConvertOptions) -> (MemorySink, Sum
     (sink, summary)
 }
 
+/// The committed fixture `rel` is `bytes`, what `generator` writes today
+/// (`XPROF_SQL_BLESS=1` rewrites it; `readme` says how to remake XProf's
+/// answers on it after that).
+pub fn assert_generated_fixture(rel: &str, bytes: &[u8], generator: &str, readme: &str) {
+    let path = fixture(rel);
+    if std::env::var_os("XPROF_SQL_BLESS").is_some() {
+        std::fs::write(&path, bytes).unwrap();
+    }
+    let committed = std::fs::read(&path).expect("committed fixture");
+    assert!(
+        committed == bytes,
+        "{} differs from {generator}; rerun with XPROF_SQL_BLESS=1 and regenerate \
+         its expected files ({readme})",
+        path.display()
+    );
+}
+
 /// One table as a single batch (empty batch when no rows).
 pub fn table(sink: &MemorySink, t: Table) -> RecordBatch {
     let batches = sink.tables.get(&t).cloned().unwrap_or_default();

@@ -165,7 +165,8 @@ impl LineKind {
             "XLA TraceMe" => plain("traceme"),
             "Framework Ops" => plain("framework_ops"),
             "Framework Name Scope" => plain("framework_name_scope"),
-            "Source code" | "Source Lines" => plain("source"),
+            // Source-line regions of a kernel's LLO (contained in it).
+            "Source code" | "Source Lines" => with_role("source", Role::InKernel),
             "_counters_" => plain("counters"),
             "Launch Stats" => plain("launch_stats"),
             "Host Offload Ops" => plain("host_offload_ops"),

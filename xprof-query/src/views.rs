@@ -89,13 +89,43 @@ pub const VIEWS: &[ViewDef] = &[
     },
     ViewDef {
         name: "kernel_scopes",
-        doc: "One row per scope instance of an intra-kernel cycle-level trace (Proton instrumentation mode): kernel, SM, CTA, warp, line, scope, call stack, start and end cycles as recorded, and times derived from the recorded clock.",
+        doc: "One row per scope instance inside a kernel: Proton instrumentation-mode and Mosaic GPU traces (kernel, SM, CTA, warp or warpgroup, line, scope, call stack, start and end cycles as recorded, times derived from the recorded clock) and TPU LLO regions (`LLO Ops`, `Pallas Primitives`, `Source code`) with the kernel event containing them.",
         sql: include_str!("views/kernel_scopes.sql"),
     },
     ViewDef {
         name: "warp_scopes",
         doc: "Per kernel and scope of an intra-kernel trace: instances, SMs, CTAs and warps; cycles min/avg/max and spread; cycles per warp.",
         sql: include_str!("views/warp_scopes.sql"),
+    },
+    ViewDef {
+        name: "llo_instructions",
+        doc: "One row per TPU LLO instruction (`<UNIT> Instructions` lanes, `LLO Instructions`): unit, instruction name (with the `msg`/`message`/`annotation`/`label` fallback), time, bundle number, ordinal, unit id, LLO scopes as a list, Pallas primitive, source file and line, call stack, details, and the kernel event containing it.",
+        sql: include_str!("views/llo_instructions.sql"),
+    },
+    ViewDef {
+        name: "unit_utilization",
+        doc: "Per kernel execution and functional unit: instructions, busy time (union of intervals), busy fraction of the kernel's duration, and the unit that dominates.",
+        sql: include_str!("views/unit_utilization.sql"),
+    },
+    ViewDef {
+        name: "bundle_stats",
+        doc: "Per kernel execution and bundle number: units issued, instructions, first and last time; each gap in the bundle sequence (a scheduling bubble) as a row of its own with its length in bundles and ps.",
+        sql: include_str!("views/bundle_stats.sql"),
+    },
+    ViewDef {
+        name: "instruction_mix",
+        doc: "Per kernel, unit and instruction: count, total time, kernel executions and share of the kernel's instructions (XProf's instruction_mix, per kernel).",
+        sql: include_str!("views/instruction_mix.sql"),
+    },
+    ViewDef {
+        name: "llo_concurrency",
+        doc: "Per kernel execution: time memory units (VLD/VST/DMA) and compute units (VALU/EUP/XLU/MXU) are busy together, each alone, and neither (XProf's memory/compute concurrency, per kernel).",
+        sql: include_str!("views/llo_concurrency.sql"),
+    },
+    ViewDef {
+        name: "source_hotspots",
+        doc: "Per kernel and source line of its LLO instructions: instructions, busy time, units used, kernel executions, bundle range.",
+        sql: include_str!("views/source_hotspots.sql"),
     },
 ];
 

@@ -1,5 +1,6 @@
 //! Synthetic, device-shaped profiles: XSpace files with GPU and TPU device
-//! planes, and ([`mosaic_gpu`]) Mosaic GPU profiler traces.
+//! planes, TPU planes with LLO lanes ([`llo`]), and Mosaic GPU profiler
+//! traces ([`mosaic_gpu`]).
 //!
 //! Real GPU and TPU device planes need the accelerator; these generators
 //! build files with the documented plane, line and stat names
@@ -7,6 +8,7 @@
 //! benchmarks can exercise device paths anywhere. Every value is
 //! deterministic for a given spec. Tests that use them say so.
 
+pub mod llo;
 pub mod mosaic_gpu;
 
 use std::io::Write;

@@ -16,6 +16,13 @@
 -- the warpgroup's start on the global timer (ns) plus SM clock cycles since,
 -- so `cycles` is SM clock cycles. `start_ps`/`dur_ps` are derived from the
 -- recorded clock (`Frequency (MHz)`) and NULL when the trace records none.
+-- - TPU LLO regions (`source` = 'llo_ops', 'pallas_primitives' or
+--   'source_code': events of the `LLO Ops`, `Pallas Primitives` and
+--   `Source code`/`Source Lines` lines inside a kernel), attributed to the
+--   `XLA Ops`/`PALLAS` event containing them (`kernel_event_id`; `kernel` is
+--   its short name). These are timed, not counted in cycles: `start_ps` and
+--   `dur_ps` are the events' own, the cycle columns NULL.
+--
 -- `call_stack` is the scope's enclosing scopes as Proton writes them (a JSON
 -- array, outermost first); Mosaic GPU scopes nest by B/E instead, so theirs
 -- is NULL and `events.parent_id` of `event_id` gives the enclosing scope.
@@ -47,6 +54,15 @@ mosaic AS (
   JOIN origin o ON o.trace_id = e.trace_id
   WHERE tr.source_format = 'mosaic_gpu' AND d.kind = 'other' AND t.kind = 'thread'
 ),
+llo AS (
+  SELECT e.trace_id, e.event_id, k.display_name AS kernel, e.name AS scope,
+         e.ts_ps, e.dur_ps, e.kernel_event_id,
+         CASE t.kind WHEN 'source' THEN 'source_code' ELSE t.kind END AS source
+  FROM events e
+  JOIN tracks t ON t.trace_id = e.trace_id AND t.track_id = e.track_id
+  JOIN events k ON k.trace_id = e.trace_id AND k.event_id = e.kernel_event_id
+  WHERE t.kind IN ('llo_ops', 'pallas_primitives', 'source')
+),
 args AS (
   SELECT a.trace_id, a.event_id,
          max(CASE WHEN a.key = 'call_stack' THEN a.str_value END) AS call_stack,
@@ -76,11 +92,18 @@ SELECT trace_id, event_id, pid_parts[1] AS kernel,
             THEN CAST(round(start_cycle * 1e6 / frequency_mhz) AS BIGINT) END AS start_ps,
        CASE WHEN frequency_mhz > 0
             THEN CAST(round((end_cycle - start_cycle) * 1e6 / frequency_mhz) AS BIGINT) END AS dur_ps,
-       'proton' AS source, CAST(NULL AS INT) AS warpgroup_id
+       'proton' AS source, CAST(NULL AS INT) AS warpgroup_id,
+       CAST(NULL AS BIGINT) AS kernel_event_id
 FROM cycles
 UNION ALL
 SELECT trace_id, event_id, kernel, sm_id, CAST(NULL AS INT), CAST(NULL AS INT), CAST(NULL AS INT),
        scope, CAST(NULL AS VARCHAR), start_cycle, end_cycle, end_cycle - start_cycle,
        CAST(NULL AS DOUBLE), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT),
-       'mosaic_gpu', warpgroup_id
+       'mosaic_gpu', warpgroup_id, CAST(NULL AS BIGINT)
 FROM mosaic
+UNION ALL
+SELECT trace_id, event_id, kernel, CAST(NULL AS INT), CAST(NULL AS INT), CAST(NULL AS INT),
+       CAST(NULL AS INT), scope, CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT),
+       CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE), ts_ps, dur_ps, source, CAST(NULL AS INT),
+       kernel_event_id
+FROM llo

@@ -1,4 +1,6 @@
--- Per kernel and scope of an intra-kernel trace (`kernel_scopes`): how many
+-- Per kernel and scope of a cycle-level intra-kernel trace (`kernel_scopes`
+-- rows from Proton and Mosaic GPU; LLO regions are timed, not counted in
+-- cycles, and are left out): how many
 -- instances, on how many SMs, CTAs and warps; cycles per instance (min,
 -- average, max, and their spread, max less min); and `cycles_per_warp`, the
 -- total cycles over the number of distinct (CTA, warp) pairs that ran the
@@ -20,4 +22,5 @@ SELECT trace_id, kernel, scope,
        min(start_cycle) AS first_cycle,
        max(end_cycle) AS last_cycle
 FROM kernel_scopes
+WHERE source IN ('proton', 'mosaic_gpu')
 GROUP BY trace_id, kernel, scope
