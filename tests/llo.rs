@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use common::*;
 use serde_json::Value;
 use xprof_sql::convert::synthetic::llo::{
-    BUBBLE_BUNDLES, BUNDLE_PS, LloSpec, LloTruth, llo_space_bytes,
+    BUBBLE_BUNDLES, BUNDLE_PS, LLO_UTILIZATION_SERIES, LloSpec, LloTruth, llo_space_bytes,
 };
 
 const FIXTURE: &str = "tpu/synthetic_llo.xplane.pb";
@@ -446,6 +446,8 @@ fn xprof_takes_the_synthetic_file_for_an_llo_capture() {
     let x = expected("list_xplane_lines");
     assert_eq!(x["capture_valid_for_llo_analysis"], true);
     assert_eq!(x["capture_valid_for_device_analysis"], true);
+    // The `TC Stats` line makes it a counter-sampling capture too.
+    assert_eq!(x["capture_valid_for_counter_sampling"], true);
     let got = rows(
         "SELECT d.name AS plane, t.name AS line, t.event_count FROM tracks t \
          JOIN devices d ON d.trace_id = t.trace_id AND d.device_id = t.device_id",
@@ -487,7 +489,9 @@ fn busy_time_per_line_equals_xprofs_device_time_attribution() {
     )
     .iter()
     .map(|r| {
-        let ps = i(r, "busy_ps");
+        // Lines of instants (counter samples) have no busy time: XProf
+        // says 0.
+        let ps = r.get("busy_ps").and_then(Value::as_i64).unwrap_or(0);
         // Every time of the synthetic file is whole ns: XProf's ns
         // truncation loses nothing.
         assert_eq!(ps % 1000, 0);
@@ -575,4 +579,97 @@ fn llo_views_round_trip_through_parquet() {
         i(&from_file[0], "instructions") as usize,
         truth().instructions.len()
     );
+}
+
+/// Counter samples: the `TC Stats` hardware counters and the
+/// `LLO Utilization` series, with the unit each measures, and
+/// `utilization_viewer`'s achieved/peak with the facts file's formulas,
+/// computed here from the generator's own sample values.
+#[test]
+fn tpu_counters_name_their_units_and_utilization_divides_by_cycles() {
+    let t = truth();
+    let got = rows(
+        "SELECT d.ordinal AS core, u.sample, u.name, u.unit, u.achieved, u.peak, u.utilization \
+         FROM utilization_viewer u JOIN devices d \
+         ON d.trace_id = u.trace_id AND d.device_id = u.device_id",
+    );
+    let mut want = BTreeMap::new();
+    for c in &t.counters {
+        let v = |n: &str| c.values.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        let cycles = v("cycles").unwrap();
+        let sum = |a: &str, b: &str| v(a).unwrap() + v(b).unwrap();
+        for (name, achieved, peak) in [
+            (
+                "Scalar Unit",
+                sum("count_s0_instruction", "count_s1_instruction"),
+                2.0 * cycles,
+            ),
+            (
+                "Vector ALUs",
+                sum("count_v0_instruction", "count_v1_instruction"),
+                2.0 * cycles,
+            ),
+            ("Vector Stores", v("count_vector_store").unwrap(), cycles),
+            ("Vector Loads", v("count_vector_load").unwrap(), cycles),
+            ("MXU", v("count_matmul").unwrap(), cycles / 8.0),
+            ("XU", v("count_transpose").unwrap(), cycles),
+        ] {
+            want.insert(
+                (c.core as i64, c.step as i64, name.to_string()),
+                (achieved, peak),
+            );
+        }
+    }
+    assert_eq!(got.len(), want.len());
+    for r in &got {
+        let key = (i(r, "core"), i(r, "sample"), s(r, "name"));
+        let (achieved, peak) = want[&key];
+        assert_eq!(r["achieved"].as_f64().unwrap(), achieved, "{key:?}");
+        assert_eq!(r["peak"].as_f64().unwrap(), peak, "{key:?}");
+        assert!((r["utilization"].as_f64().unwrap() - achieved / peak).abs() < 1e-12);
+    }
+    // The LLO Utilization series: per unit, the bundles it was busy.
+    let series = rows(
+        "SELECT d.ordinal AS core, u.name, u.unit, sum(u.value) AS busy_bundles \
+         FROM unit_counters u JOIN devices d ON d.trace_id = u.trace_id AND d.device_id = u.device_id \
+         WHERE u.is_llo_utilization GROUP BY d.ordinal, u.name, u.unit",
+    );
+    assert_eq!(
+        series.len(),
+        LLO_UTILIZATION_SERIES.len() * LloSpec::default().cores
+    );
+    for r in &series {
+        let unit = LLO_UTILIZATION_SERIES
+            .iter()
+            .find(|(n, _)| *n == s(r, "name"))
+            .unwrap()
+            .1;
+        assert_eq!(s(r, "unit"), unit);
+        let busy: i64 = t
+            .instructions
+            .iter()
+            .filter(|x| x.core as i64 == i(r, "core") && x.unit == unit)
+            .map(|x| x.duration_ps / BUNDLE_PS)
+            .sum();
+        assert_eq!(r["busy_bundles"].as_f64().unwrap(), busy as f64, "{r:?}");
+    }
+    // Hardware counters of a known unit are named; `cycles` has none.
+    let units: BTreeMap<String, Option<String>> =
+        rows("SELECT DISTINCT name, unit FROM unit_counters WHERE NOT is_llo_utilization")
+            .iter()
+            .map(|r| {
+                (
+                    s(r, "name"),
+                    r.get("unit").and_then(Value::as_str).map(String::from),
+                )
+            })
+            .collect();
+    assert_eq!(units["cycles"], None);
+    assert_eq!(units["count_s1_instruction"].as_deref(), Some("SALU"));
+    assert_eq!(units["count_matmul"].as_deref(), Some("MXU"));
+    // The static LLO module is listed, not decoded.
+    let protos = rows("SELECT device_name, bytes FROM llo_protos");
+    assert_eq!(protos.len(), 1);
+    assert_eq!(s(&protos[0], "device_name"), "/host:metadata");
+    assert_eq!(i(&protos[0], "bytes") as usize, t.llo_proto_bytes);
 }

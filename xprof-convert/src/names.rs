@@ -171,6 +171,13 @@ impl LineKind {
             "Launch Stats" => plain("launch_stats"),
             "Host Offload Ops" => plain("host_offload_ops"),
             _ => {
+                // TPU hardware-counter lines (XProf's counter sampling).
+                if ["TC Stats", "SC Stats", "CMN Stats"]
+                    .iter()
+                    .any(|c| name.contains(c))
+                {
+                    return plain("counters");
+                }
                 if let Some(u) = name.strip_suffix(" Instructions")
                     && is_llo_unit(u)
                 {
@@ -194,9 +201,10 @@ impl LineKind {
     }
 
     /// Whether every numeric stat of the line's events is a counter sample
-    /// (`_counters_`).
+    /// (`_counters_`, `TC Stats`, `SC Stats`, `CMN Stats`, and the
+    /// per-unit series of `LLO Utilization`).
     pub fn is_counters(&self) -> bool {
-        self.kind == "counters"
+        matches!(self.kind, "counters" | "llo_utilization")
     }
 
     /// The `tracks.unit` of an LLO lane as its line names it
@@ -229,6 +237,12 @@ mod tests {
         assert_eq!(LineKind::of("Steps", DeviceKind::Host).role, Role::Other);
         assert_eq!(LineKind::of("Stream #1", DeviceKind::Gpu).kind, "stream");
         assert_eq!(LineKind::of("main", DeviceKind::Host).kind, "thread");
+        assert!(LineKind::of("TC Stats 0", DeviceKind::Tpu).is_counters());
+        assert!(LineKind::of("LLO Utilization", DeviceKind::Tpu).is_counters());
+        assert_eq!(
+            LineKind::of("Source code", DeviceKind::Tpu).role,
+            Role::InKernel
+        );
         assert_eq!(DeviceKind::of_plane("/device:TPU:3").1, Some(3));
         assert_eq!(
             DeviceKind::of_plane("/device:TPU:0 SparseCore 1").0,

@@ -521,7 +521,7 @@ pub static TRACKS: TableDef = TableDef {
             "kind",
             Utf8,
             false,
-            "`thread` (host threads), `stream` (GPU streams), `async` (a Chrome trace's async events of one name in one process), `steps`, `xla_modules`, `xla_ops`, `async_xla_ops`, `traceme`, `framework_ops`, `framework_name_scope`, `source`, `counters`, `launch_stats`, `sparse_core_steps`, `sparse_core_modules`, `sparse_core_ops`, `host_offload_ops`, `pallas` (the `PALLAS` kernel line), `llo_ops`, `pallas_primitives`, `llo_instructions`, `llo_unit` (a `<UNIT> Instructions` lane), `llo_utilization`, or `other`.",
+            "`thread` (host threads), `stream` (GPU streams), `async` (a Chrome trace's async events of one name in one process), `steps`, `xla_modules`, `xla_ops`, `async_xla_ops`, `traceme`, `framework_ops`, `framework_name_scope`, `source` (`Source code`/`Source Lines`), `counters` (`_counters_`, `TC Stats`, `SC Stats`, `CMN Stats`), `launch_stats`, `sparse_core_steps`, `sparse_core_modules`, `sparse_core_ops`, `host_offload_ops`, `pallas` (the `PALLAS` kernel line), `llo_ops`, `pallas_primitives`, `llo_instructions`, `llo_unit` (a `<UNIT> Instructions` lane), `llo_utilization`, or `other`.",
         ),
         col(
             "unit",
@@ -671,7 +671,7 @@ pub static EVENTS: TableDef = TableDef {
             "kernel_event_id",
             Int64,
             true,
-            "On accelerators, for events inside kernels (LLO instruction lanes, `LLO Ops`, `Pallas Primitives`): the `XLA Ops`/`PALLAS` event of the same device containing this one; NULL elsewhere.",
+            "On accelerators, for events inside kernels (LLO instruction lanes, `LLO Ops`, `Pallas Primitives`, `Source code`/`Source Lines`): the `XLA Ops`/`PALLAS` event of the same device containing this one; NULL elsewhere.",
         ),
         col(
             "stat_count",
@@ -782,7 +782,7 @@ pub static STAT_METADATA: TableDef = TableDef {
 /// `counters`.
 pub static COUNTERS: TableDef = TableDef {
     name: "counters",
-    doc: "Counter samples: every event with a `counter_value` stat, and every numeric stat of events on `_counters_` lines. The events stay in `events` too.",
+    doc: "Counter samples: every event with a `counter_value` stat, and every numeric stat of events on counter lines (`_counters_`, TPU `TC Stats`/`SC Stats`/`CMN Stats`, `LLO Utilization`). The events stay in `events` too.",
     sort_by: &["track_id", "ts_ps"],
     columns: &[
         TRACE_ID,

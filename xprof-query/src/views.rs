@@ -127,6 +127,21 @@ pub const VIEWS: &[ViewDef] = &[
         doc: "Per kernel and source line of its LLO instructions: instructions, busy time, units used, kernel executions, bundle range.",
         sql: include_str!("views/source_hotspots.sql"),
     },
+    ViewDef {
+        name: "unit_counters",
+        doc: "TPU counter samples (hardware counters on `_counters_`/`TC Stats`/`SC Stats`/`CMN Stats`, the `LLO Utilization` series) with the functional unit each measures.",
+        sql: include_str!("views/unit_counters.sql"),
+    },
+    ViewDef {
+        name: "utilization_viewer",
+        doc: "Per TPU counter sample: each unit's achieved instructions against its peak (scalar, vector ALUs, loads, stores, MXU, XU, RPU over cycles), XProf's utilization viewer with the facts file's counter names.",
+        sql: include_str!("views/utilization_viewer.sql"),
+    },
+    ViewDef {
+        name: "llo_protos",
+        doc: "The static LLO modules (`llo_proto` stats) a TPU profile carries: where, their program when known, size, and the bytes as they are (not decoded).",
+        sql: include_str!("views/llo_protos.sql"),
+    },
 ];
 
 pub use crate::tables::register_views;

@@ -9,7 +9,10 @@
 //! (`SALU`/`VALU`/`EUP`/`XLU`/`VLD`/`VST`/`MXU0 Instructions`) whose events
 //! carry `bundle_number`, `instruction_ordinal`, `unit_id`, `llo_scopes`,
 //! `pallas_primitive`, `source_info`, `source_call_stack` and `details` as
-//! their own stats (XProf's tools read event stats only); plus a
+//! their own stats (XProf's tools read event stats only); a `TC Stats`
+//! line of hardware-counter samples (`counter_value` events named as the
+//! facts file names the counters, one sample per step, from the step's
+//! instructions) and an `LLO Utilization` line of per-unit series; plus a
 //! `/host:metadata` plane holding an `llo_proto` plane stat.
 //!
 //! Every time is a whole number of ns (bundles are 1000 ps), so XProf's
@@ -118,7 +121,64 @@ pub struct LloTruth {
     pub regions: Vec<LloRegion>,
     /// Bytes of the `llo_proto` plane stat.
     pub llo_proto_bytes: usize,
+    /// Hardware-counter samples on `TC Stats`, one per core and step.
+    pub counters: Vec<LloCounterSample>,
 }
+
+/// One `TC Stats` sample: counter values over one step of one core.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LloCounterSample {
+    /// Core.
+    pub core: usize,
+    /// Step.
+    pub step: usize,
+    /// (counter name, value), in the order written.
+    pub values: Vec<(String, f64)>,
+}
+
+/// The counters a `TC Stats` sample holds, as `shared/formats/tpu-llo.md`
+/// names them, from the step's instructions: scalar and vector ALU
+/// instructions split over slots 0 and 1, loads, stores, MXU matmul pushes
+/// (one per bundle an MXU instruction occupies), transposes (XLU), and
+/// the step's cycles (one per bundle of the step's duration).
+fn counter_values(
+    instructions: &[LloInstruction],
+    core: usize,
+    kernels: &[usize],
+    cycles: i64,
+) -> Vec<(String, f64)> {
+    let count = |unit: &str| {
+        instructions
+            .iter()
+            .filter(|x| x.core == core && kernels.contains(&x.kernel) && x.unit == unit)
+            .map(|x| x.duration_ps / BUNDLE_PS)
+            .sum::<i64>() as f64
+    };
+    let salu = count("SALU");
+    let valu = count("VALU");
+    vec![
+        ("cycles".into(), cycles as f64),
+        ("count_s0_instruction".into(), (salu / 2.0).ceil()),
+        ("count_s1_instruction".into(), (salu / 2.0).floor()),
+        ("count_v0_instruction".into(), (valu / 2.0).ceil()),
+        ("count_v1_instruction".into(), (valu / 2.0).floor()),
+        ("count_vector_load".into(), count("VLD")),
+        ("count_vector_store".into(), count("VST")),
+        ("count_matmul".into(), count("MXU0")),
+        ("count_transpose".into(), count("XLU")),
+    ]
+}
+
+/// The `LLO Utilization` series (the older per-unit utilization lane):
+/// event name and the unit whose busy bundles it counts.
+pub const LLO_UTILIZATION_SERIES: [(&str, &str); 6] = [
+    ("Scalar ALU", "SALU"),
+    ("Vector ALU", "VALU"),
+    ("Vector EUP", "EUP"),
+    ("Vector Load", "VLD"),
+    ("Vector Store", "VST"),
+    ("XLU", "XLU"),
+];
 
 /// Units with a lane, in line order.
 const UNITS: [&str; 7] = ["SALU", "VALU", "EUP", "XLU", "VLD", "VST", "MXU0"];
@@ -234,6 +294,8 @@ pub fn llo_space(spec: &LloSpec) -> (XSpace, LloTruth) {
         let mut sources = Vec::new();
         let mut lanes: Vec<Vec<XEvent>> = vec![Vec::new(); UNITS.len()];
         let mut names: std::collections::HashMap<&str, i64> = Default::default();
+        let mut tc_stats = Vec::new();
+        let mut utilization = Vec::new();
         let step_ps = 400_000;
         for step in 0..spec.steps {
             let step_start = step as i64 * step_ps + 10_000;
@@ -353,6 +415,37 @@ pub fn llo_space(spec: &LloSpec) -> (XSpace, LloTruth) {
                 }
                 t += duration + 20_000;
             }
+            // One counter sample per step, at its end, from its kernels.
+            let step_kernels: Vec<usize> =
+                (truth.kernels.len() - kernel_md.len()..truth.kernels.len()).collect();
+            let values = counter_values(
+                &truth.instructions,
+                core,
+                &step_kernels,
+                (step_ps - 20_000) / BUNDLE_PS,
+            );
+            let sample_at = step_start + step_ps - 20_000;
+            for (name, value) in &values {
+                let md = p.event_metadata(name, "", vec![]);
+                let v = p.stat("counter_value", x_stat::Value::DoubleValue(*value));
+                tc_stats.push(event(md, sample_at, 0, vec![v]));
+            }
+            truth.counters.push(LloCounterSample { core, step, values });
+            // The older `LLO Utilization` series: per unit, the bundles it
+            // was busy in the step.
+            for (series, unit) in LLO_UTILIZATION_SERIES {
+                let busy: i64 = truth
+                    .instructions
+                    .iter()
+                    .filter(|x| {
+                        x.core == core && step_kernels.contains(&x.kernel) && x.unit == unit
+                    })
+                    .map(|x| x.duration_ps / BUNDLE_PS)
+                    .sum();
+                let md = p.event_metadata(series, "", vec![]);
+                let v = p.stat("counter_value", x_stat::Value::DoubleValue(busy as f64));
+                utilization.push(event(md, sample_at, 0, vec![v]));
+            }
             // A plain fusion after the kernels: no instructions.
             kernels.push(event(fusion_md, t, 30_000, vec![]));
             truth.kernels.push(LloKernel {
@@ -369,6 +462,8 @@ pub fn llo_space(spec: &LloSpec) -> (XSpace, LloTruth) {
         p.line(line(3, "LLO Ops", line_ts_ns, llo_ops));
         p.line(line(4, "Pallas Primitives", line_ts_ns, primitives));
         p.line(line(5, "Source code", line_ts_ns, sources));
+        p.line(line(6, "TC Stats", line_ts_ns, tc_stats));
+        p.line(line(7, "LLO Utilization", line_ts_ns, utilization));
         for (i, (unit, events)) in UNITS.iter().zip(lanes).enumerate() {
             p.line(line(
                 10 + i as i64,

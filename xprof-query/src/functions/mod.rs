@@ -3,6 +3,7 @@
 
 mod ancestors;
 mod busy_ps;
+mod byte_length;
 mod descendants;
 mod event_tree;
 mod overlap_ps;
@@ -11,6 +12,7 @@ mod parse_tf_op;
 mod read_profile;
 
 pub use busy_ps::BusyPs;
+pub use byte_length::ByteLength;
 pub use overlap_ps::{OverlapPs, overlap};
 pub use parse_kernel_details::{KernelDetails, ParseKernelDetails};
 pub use parse_tf_op::{ParseTfOp, TfOp};
@@ -25,6 +27,7 @@ use datafusion::prelude::SessionContext;
 /// The SQL names of the functions [`register_all`] adds.
 pub const NAMES: &[&str] = &[
     "busy_ps",
+    "byte_length",
     "overlap_ps",
     "parse_kernel_details",
     "parse_tf_op",
@@ -38,6 +41,7 @@ pub const EVENT_FUNCTION_NAMES: &[&str] = &["ancestors", "descendants"];
 /// Registers every function of this module on `ctx`.
 pub fn register_all(ctx: &SessionContext) {
     ctx.register_udaf(AggregateUDF::from(BusyPs::default()));
+    ctx.register_udf(ScalarUDF::from(ByteLength::default()));
     ctx.register_udf(ScalarUDF::from(OverlapPs::default()));
     ctx.register_udf(ScalarUDF::from(ParseKernelDetails::default()));
     ctx.register_udf(ScalarUDF::from(ParseTfOp::default()));

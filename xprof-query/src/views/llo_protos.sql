@@ -1,0 +1,18 @@
+-- The static LLO modules a TPU profile carries as `llo_proto` stats (of the
+-- `/host:metadata` plane, or of its events, named by the event: the
+-- program): their size, with the bytes kept as they are. Their schema is not
+-- public, so they are not decoded.
+SELECT a.trace_id, a.device_id, d.name AS device_name, CAST(NULL AS BIGINT) AS event_id,
+       CAST(NULL AS VARCHAR) AS program, byte_length(a.bytes_value) AS bytes,
+       a.bytes_value AS payload
+FROM device_args a
+JOIN devices d ON d.trace_id = a.trace_id AND d.device_id = a.device_id
+WHERE a.key = 'llo_proto'
+UNION ALL
+SELECT a.trace_id, t.device_id, d.name, a.event_id, CAST(e.name AS VARCHAR),
+       byte_length(a.bytes_value), a.bytes_value
+FROM event_args a
+JOIN events e ON e.trace_id = a.trace_id AND e.event_id = a.event_id
+JOIN tracks t ON t.trace_id = e.trace_id AND t.track_id = e.track_id
+JOIN devices d ON d.trace_id = t.trace_id AND d.device_id = t.device_id
+WHERE a.key = 'llo_proto'
