@@ -192,7 +192,9 @@ fn unit_utilization_is_the_union_of_each_units_instructions() {
          JOIN events k ON k.trace_id = u.trace_id AND k.event_id = u.kernel_event_id \
          JOIN devices d ON d.trace_id = u.trace_id AND d.device_id = u.device_id"
     ));
-    let mut want: BTreeMap<(usize, String), (i64, Vec<(i64, i64)>)> = BTreeMap::new();
+    // (kernel, unit) -> (instructions, intervals)
+    type PerUnit = BTreeMap<(usize, String), (i64, Vec<(i64, i64)>)>;
+    let mut want: PerUnit = BTreeMap::new();
     for x in &t.instructions {
         let e = want.entry((x.kernel, x.unit.clone())).or_default();
         e.0 += 1;
@@ -241,8 +243,9 @@ fn bundle_stats_finds_the_deliberate_bubble_and_only_it() {
         .count();
     assert_eq!(bubbles.len(), matmuls);
     // The bundles around the gap, from the truth.
-    let mut bundles: BTreeMap<usize, BTreeMap<i64, (i64, i64, BTreeSet<String>, i64)>> =
-        BTreeMap::new();
+    // kernel -> bundle -> (first start, last end, units, instructions)
+    type Bundle = (i64, i64, BTreeSet<String>, i64);
+    let mut bundles: BTreeMap<usize, BTreeMap<i64, Bundle>> = BTreeMap::new();
     for x in &t.instructions {
         let b = bundles
             .entry(x.kernel)
