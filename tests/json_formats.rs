@@ -1125,6 +1125,9 @@ fn proton_tree_msgpack_is_the_same_tree_as_the_json() {
     }
 }
 
+/// The synthetic Mosaic GPU trace (tests/fixtures/gpu/README.md).
+const MOSAIC_FIXTURE: &str = "gpu/matmul_kernel-1764000000123456789-trace.json";
+
 /// Mosaic GPU profiler traces (synthetic: no GPU here to run a Pallas
 /// kernel with `profile_space`; `xprof_sql::convert::synthetic::mosaic_gpu`
 /// writes the dump's exact layout, ../shared/formats/triton-proton.md §4):
@@ -1135,11 +1138,16 @@ fn mosaic_gpu_scopes_are_the_generators() {
     use xprof_sql::convert::synthetic::mosaic_gpu::{MosaicSpec, mosaic_gpu_trace};
     let spec = MosaicSpec::default();
     let trace = mosaic_gpu_trace(&spec);
+    // The committed fixture is the generator's output (CI's independent
+    // Parquet reader converts it too).
+    assert_generated_fixture(
+        MOSAIC_FIXTURE,
+        trace.json.as_bytes(),
+        "mosaic_gpu_trace(&MosaicSpec::default())",
+        "tests/fixtures/gpu/README.md",
+    );
+    let path = fixture(MOSAIC_FIXTURE);
     let dir = tempfile::tempdir().unwrap();
-    let path = dir
-        .path()
-        .join("matmul_kernel-1764000000123456789-trace.json");
-    std::fs::write(&path, &trace.json).unwrap();
     let rows = tokio_run(query_rows(
         &[&path],
         "SELECT k.kernel, k.sm_id, k.warpgroup_id, k.scope, k.start_cycle, k.end_cycle, \
