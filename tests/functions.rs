@@ -105,21 +105,7 @@ async fn busy_ps_per_track_on_a_real_profile() {
         per_track.entry(t.unwrap()).or_default().push((s, s + d));
     }
     // Independent union: sort and sweep (spans are ps, too many to mark).
-    let sweep = |v: &mut Vec<(i64, i64)>| {
-        v.sort_unstable();
-        let (mut total, mut cur) = (0i64, None::<(i64, i64)>);
-        for &(s, e) in v.iter().filter(|(s, e)| e > s) {
-            match cur {
-                Some((cs, ce)) if s <= ce => cur = Some((cs, ce.max(e))),
-                Some((cs, ce)) => {
-                    total += ce - cs;
-                    cur = Some((s, e));
-                }
-                None => cur = Some((s, e)),
-            }
-        }
-        total + cur.map_or(0, |(s, e)| e - s)
-    };
+    let sweep = |v: &mut Vec<(i64, i64)>| union_sweep_len(v);
     let mut s = ProfileSession::new();
     s.open(&[path], &OpenOptions::default()).await.unwrap();
     let out = s

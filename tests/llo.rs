@@ -51,20 +51,7 @@ fn i(r: &Row, k: &str) -> i64 {
 
 /// The union length of intervals (touching ones merge).
 fn union_ps(mut spans: Vec<(i64, i64)>) -> i64 {
-    spans.sort();
-    let mut total = 0;
-    let mut cur: Option<(i64, i64)> = None;
-    for (a, b) in spans {
-        match cur {
-            Some((ca, cb)) if a <= cb => cur = Some((ca, cb.max(b))),
-            Some((ca, cb)) => {
-                total += cb - ca;
-                cur = Some((a, b));
-            }
-            None => cur = Some((a, b)),
-        }
-    }
-    total + cur.map_or(0, |(a, b)| b - a)
+    union_sweep_len(&mut spans)
 }
 
 /// Kernel executions as (core, step, short name), from a kernel row

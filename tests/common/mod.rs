@@ -70,6 +70,24 @@ pub fn assert_generated_fixture(rel: &str, bytes: &[u8], generator: &str, readme
     );
 }
 
+/// Length of the union of intervals `[start, end)` (touching ones merge,
+/// empty ones count nothing): an independent reference for `busy_ps`.
+pub fn union_sweep_len(spans: &mut [(i64, i64)]) -> i64 {
+    spans.sort_unstable();
+    let (mut total, mut cur) = (0i64, None::<(i64, i64)>);
+    for &(s, e) in spans.iter().filter(|(s, e)| e > s) {
+        match cur {
+            Some((cs, ce)) if s <= ce => cur = Some((cs, ce.max(e))),
+            Some((cs, ce)) => {
+                total += ce - cs;
+                cur = Some((s, e));
+            }
+            None => cur = Some((s, e)),
+        }
+    }
+    total + cur.map_or(0, |(s, e)| e - s)
+}
+
 /// One table as a single batch (empty batch when no rows).
 pub fn table(sink: &MemorySink, t: Table) -> RecordBatch {
     let batches = sink.tables.get(&t).cloned().unwrap_or_default();

@@ -226,18 +226,7 @@ impl<'a> Transcriber<'a> {
                 format!("the string at byte {at} is not UTF-8"),
             )
         })?;
-        self.out.json.push('"');
-        for c in text.chars() {
-            match c {
-                '"' => self.out.json.push_str("\\\""),
-                '\\' => self.out.json.push_str("\\\\"),
-                c if (c as u32) < 0x20 => {
-                    let _ = write!(self.out.json, "\\u{:04x}", c as u32);
-                }
-                c => self.out.json.push(c),
-            }
-        }
-        self.out.json.push('"');
+        push_quoted(&mut self.out.json, text);
         Ok(())
     }
 
@@ -272,15 +261,7 @@ impl<'a> Transcriber<'a> {
                 let mark = self.out.json.len();
                 self.value(depth + 1)?;
                 let text = self.out.json.split_off(mark);
-                self.out.json.push('"');
-                for c in text.chars() {
-                    match c {
-                        '"' => self.out.json.push_str("\\\""),
-                        '\\' => self.out.json.push_str("\\\\"),
-                        c => self.out.json.push(c),
-                    }
-                }
-                self.out.json.push('"');
+                push_quoted(&mut self.out.json, &text);
             }
             self.out.json.push(':');
             self.value(depth + 1)?;
@@ -288,6 +269,23 @@ impl<'a> Transcriber<'a> {
         self.out.json.push('}');
         Ok(())
     }
+}
+
+/// `text` as a JSON string: quoted, with quotes, backslashes and control
+/// characters escaped.
+fn push_quoted(out: &mut String, text: &str) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 #[cfg(test)]
