@@ -265,21 +265,23 @@ pub fn llo_space(spec: &LloSpec) -> (XSpace, LloTruth) {
             x_stat::Value::StrValue("TPU v6 Lite".into()),
         );
         let module_md = p.event_metadata("jit_step(7)", "jit_step", vec![]);
-        let kernel_md: Vec<(i64, &str, &[Phase])> = [
+        // (metadata id, short name, Pallas kernel, phases)
+        let kernel_md: Vec<(i64, String, &str, &[Phase])> = [
             ("matmul_kernel", MATMUL, 1),
             ("softmax_kernel", SOFTMAX, 2),
         ]
         .into_iter()
         .map(|(pallas, phases, n)| {
+            let display = format!("custom-call.{n}");
             let md = p.event_metadata(
                 &format!(
                     "%custom-call.{n} = bf16[256,256]{{1,0}} custom-call(bf16[256,256]{{1,0}} %p0), \
                      custom_call_target=\"tpu_custom_call\", kernel_name=\"{pallas}\""
                 ),
-                &format!("custom-call.{n}"),
+                &display,
                 vec![],
             );
-            (md, pallas, phases)
+            (md, display, pallas, phases)
         })
         .collect();
         let fusion_md = p.event_metadata(
@@ -301,7 +303,8 @@ pub fn llo_space(spec: &LloSpec) -> (XSpace, LloTruth) {
             let step_start = step as i64 * step_ps + 10_000;
             modules.push(event(module_md, step_start, step_ps - 20_000, vec![]));
             let mut t = step_start + 5_000;
-            for &(md, pallas, phases) in &kernel_md {
+            for (md, display, pallas, phases) in &kernel_md {
+                let (md, pallas, phases) = (*md, *pallas, *phases);
                 let kernel = truth.kernels.len();
                 // Setup before the first bundle and drain after the last.
                 let first = t + 3_000;
@@ -311,7 +314,7 @@ pub fn llo_space(spec: &LloSpec) -> (XSpace, LloTruth) {
                 truth.kernels.push(LloKernel {
                     core,
                     step,
-                    display_name: p_display(md, &kernel_md),
+                    display_name: display.clone(),
                     pallas_name: pallas.into(),
                     offset_ps: t,
                     duration_ps: duration,
@@ -486,12 +489,6 @@ pub fn llo_space(spec: &LloSpec) -> (XSpace, LloTruth) {
         ..Default::default()
     };
     (space, truth)
-}
-
-/// The display name given to a kernel's metadata.
-fn p_display(md: i64, kernels: &[(i64, &str, &[Phase])]) -> String {
-    let n = kernels.iter().position(|k| k.0 == md).map_or(0, |i| i + 1);
-    format!("custom-call.{n}")
 }
 
 /// The profile's bytes.
