@@ -101,6 +101,15 @@ pub fn writer_properties(table: Table, options: &WriteOptions) -> WriterProperti
             ColumnType::Float64 | ColumnType::Binary => {
                 builder = builder.set_column_dictionary_enabled(path, false);
             }
+            // The `*_args` tables interleave every stat of every event, so
+            // the min/max of `key`, `value_type` and `str_value` over a page
+            // span nearly all names and prune nothing, while computing them
+            // compares every value's string (a third of `event_args`'
+            // dictionary cost: benches/README.md, target 3). No statistics
+            // are written for them rather than useless ones.
+            ColumnType::DictUtf8 if def.name.ends_with("_args") => {
+                builder = builder.set_column_statistics_enabled(path, EnabledStatistics::None);
+            }
             _ => {}
         }
     }
