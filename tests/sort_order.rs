@@ -205,3 +205,101 @@ async fn a_parquet_events_scan_relies_on_the_declared_order() {
     let physical = &text[text.find("physical_plan").expect("physical plan")..];
     assert!(!physical.contains("SortExec"), "{physical}");
 }
+
+#[tokio::test]
+async fn a_per_track_window_uses_the_stored_order_and_agrees_with_a_sort_here() {
+    // `prefer_existing_sort` (query::session::default_config): a window
+    // partitioned by track and ordered by time reads the files' declared
+    // (track_id, ts_ps) order instead of sorting every event again. The
+    // answer must equal the one computed here from the events sorted
+    // independently. The frame is RANGE (peers included), so ties in
+    // ts_ps cannot make either side's answer depend on row order.
+    // Row groups of 64 rows, so that the file splits into several scans.
+    let dir = tempfile::tempdir().unwrap();
+    let input = cpu_fixture(REAL_CPU[0]);
+    xprof_sql::convert::batch::convert_to_dataset(
+        &xprof_sql::convert::input::discover(&input, None).unwrap(),
+        dir.path(),
+        &Default::default(),
+        &xprof_sql::format::dataset::WriteOptions {
+            max_row_group_rows: 64,
+            ..Default::default()
+        },
+        1,
+        None,
+    )
+    .unwrap();
+    let window = "SELECT track_id, ts_ps, \
+        max(ts_ps + dur_ps) OVER (PARTITION BY track_id ORDER BY ts_ps) AS end_so_far_ps \
+        FROM events";
+    let mut s = ProfileSession::new();
+    s.open(&[dir.path()], &OpenOptions::default())
+        .await
+        .unwrap();
+    // Split even this small file into two scans, as a large one is: each
+    // scan is sorted, the two together are not (a track spans both).
+    for set in [
+        "SET datafusion.execution.target_partitions = 2",
+        "SET datafusion.optimizer.repartition_file_min_size = 0",
+        // (splitting is judged worthwhile only for more rows than a batch)
+        "SET datafusion.execution.batch_size = 64",
+    ] {
+        s.sql(set).await.unwrap().collect().await.unwrap();
+    }
+    let plan = s
+        .sql(&format!("EXPLAIN {window}"))
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let text = arrow::util::pretty::pretty_format_batches(&plan)
+        .unwrap()
+        .to_string();
+    let physical = &text[text.find("physical_plan").expect("physical plan")..];
+    assert!(physical.contains("BoundedWindowAggExec"), "{physical}");
+    assert!(physical.contains("2 groups"), "{physical}");
+    assert!(!physical.contains("SortExec"), "{physical}");
+
+    let sql = format!(
+        "SELECT track_id, count(*) AS n, sum(end_so_far_ps) AS total \
+         FROM ({window}) GROUP BY track_id ORDER BY track_id"
+    );
+    let mut got = Vec::new();
+    for b in s.sql(&sql).await.unwrap().collect().await.unwrap() {
+        let col = |i: usize| arrow::compute::cast(b.column(i), &DataType::Int64).unwrap();
+        let (t, n, total) = (col(0), col(1), col(2));
+        for i in 0..b.num_rows() {
+            let v = |c: &arrow::array::ArrayRef| c.as_primitive::<Int64Type>().value(i);
+            got.push((v(&t), v(&n), v(&total)));
+        }
+    }
+
+    let events = query_rows(&[dir.path()], "SELECT track_id, ts_ps, dur_ps FROM events").await;
+    let mut by_track: std::collections::BTreeMap<i64, Vec<(i64, i64)>> = Default::default();
+    for r in &events {
+        let n = |k: &str| r[k].as_i64().unwrap();
+        by_track
+            .entry(n("track_id"))
+            .or_default()
+            .push((n("ts_ps"), n("ts_ps") + n("dur_ps")));
+    }
+    let mut want = Vec::new();
+    for (track, mut spans) in by_track {
+        spans.sort();
+        // RANGE frame: the latest end of every event starting at or
+        // before this one, ties included.
+        let (mut total, mut end_so_far, mut i) = (0i64, i64::MIN, 0);
+        while i < spans.len() {
+            let peers = spans[i..].iter().take_while(|s| s.0 == spans[i].0).count();
+            for s in &spans[i..i + peers] {
+                end_so_far = end_so_far.max(s.1);
+            }
+            total += end_so_far * peers as i64;
+            i += peers;
+        }
+        want.push((track, spans.len() as i64, total));
+    }
+    assert!(want.iter().any(|(_, n, _)| *n > 100), "{want:?}");
+    assert_eq!(got, want);
+}
