@@ -1,6 +1,11 @@
-//! Conversion throughput: XSpace bytes to Arrow batches (one core), and to
-//! a Parquet dataset. Inputs: the bundled real JAX profile and a synthetic
-//! TPU-shaped file generated on demand (not committed).
+//! Conversion throughput: XSpace bytes to Arrow batches (one core), and
+//! Arrow batches to Parquet bytes, per table and per `event_args` column
+//! (one core, the writer properties `convert` uses). Inputs: the bundled
+//! real JAX profile and a synthetic TPU-shaped file generated on demand
+//! (not committed).
+//!
+//! Compare against the committed baseline with `benches/baseline.sh
+//! compare` (benches/README.md).
 
 use std::hint::black_box;
 use std::path::Path;
@@ -11,6 +16,7 @@ use xprof_sql::convert::sink::{CountingSink, MemorySink};
 use xprof_sql::convert::synthetic::write_large_tpu;
 use xprof_sql::convert::xspace::convert;
 use xprof_sql::format::Table;
+use xprof_sql::format::dataset::{WriteOptions, writer_properties};
 
 fn source() -> TraceSource {
     TraceSource {
@@ -65,5 +71,47 @@ fn bench_decode(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_decode);
+/// Parquet bytes of `batches` (all of one table), written with the
+/// properties `convert` uses for `table`.
+fn encode(table: Table, batches: &[arrow::record_batch::RecordBatch]) -> usize {
+    let props = writer_properties(table, &WriteOptions::default());
+    let mut out = Vec::new();
+    let mut w =
+        parquet::arrow::ArrowWriter::try_new(&mut out, batches[0].schema(), Some(props)).unwrap();
+    for b in batches {
+        w.write(b).unwrap();
+    }
+    w.close().unwrap();
+    out.len()
+}
+
+/// Target 3 of issue 12: Parquet encoding of `events` and `event_args`,
+/// and of each `event_args` column alone (where the dictionary columns'
+/// per-value hashing shows).
+fn bench_encode(c: &mut Criterion) {
+    let mut synthetic = Vec::new();
+    write_large_tpu(&mut synthetic, 32 << 20, 200).unwrap();
+    let mut sink = MemorySink::default();
+    convert(&synthetic, &source(), &ConvertOptions::default(), &mut sink).unwrap();
+    let mut g = c.benchmark_group("arrow_to_parquet_synthetic_tpu_32MiB");
+    g.sample_size(10);
+    for table in [Table::Events, Table::EventArgs] {
+        let batches = &sink.tables[&table];
+        g.throughput(Throughput::Elements(sink.rows(table) as u64));
+        g.bench_function(table.name(), |b| {
+            b.iter(|| encode(table, black_box(batches)))
+        });
+    }
+    let args = &sink.tables[&Table::EventArgs];
+    let schema = args[0].schema();
+    for (i, field) in schema.fields().iter().enumerate() {
+        let one: Vec<_> = args.iter().map(|b| b.project(&[i]).unwrap()).collect();
+        g.bench_function(format!("event_args.{}", field.name()), |b| {
+            b.iter(|| encode(Table::EventArgs, black_box(&one)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_decode, bench_encode);
 criterion_main!(benches);
