@@ -71,10 +71,10 @@ pub fn writer_properties(table: Table, options: &WriteOptions) -> WriterProperti
             KeyValue::new(SCHEMA_VERSION_KEY.to_string(), SCHEMA_VERSION.to_string()),
             KeyValue::new(TABLE_KEY.to_string(), def.name.to_string()),
         ]));
-    // Dictionaries pay for names and small ints; for ids, times and
-    // values they only cost memory (up to a dictionary page per column
-    // before falling back) and time. Sorted or clustered integers take
-    // delta encoding (a constant `trace_id` costs nothing). The stat
+    // Dictionaries pay for names; for ids, times and values they only
+    // cost memory (up to a dictionary page per column before falling
+    // back) and time. Sorted or clustered 64-bit integers take delta
+    // encoding; 32-bit ones are plain (below). The stat
     // values of the `*_args` tables interleave unrelated stats, where
     // deltas look random: plain values let ZSTD find the repeats
     // (event_args of the 102 MiB profile: 14.8 MiB delta, 6.6 MiB plain).
@@ -88,10 +88,17 @@ pub fn writer_properties(table: Table, options: &WriteOptions) -> WriterProperti
                     .set_column_dictionary_enabled(path.clone(), false)
                     .set_column_encoding(path, Encoding::PLAIN);
             }
-            ColumnType::Int32 if c.name == "trace_id" || Some(&c.name) == def.sort_by.first() => {
+            // 32-bit ids, depths and counts: plain values, which ZSTD
+            // packs as small as a dictionary or deltas would (constant
+            // `trace_id`, sorted `track_id`, small `depth`) at a fraction
+            // of the cost: arrow-rs' delta encoder and dictionary hashing
+            // took 10-19 ms per column per 0.8 M `events` rows, plain
+            // 6-7 ms (`XPROF_SQL_BENCH_COLUMNS=1 cargo bench --bench
+            // convert`, benches/README.md).
+            ColumnType::Int32 => {
                 builder = builder
                     .set_column_dictionary_enabled(path.clone(), false)
-                    .set_column_encoding(path, Encoding::DELTA_BINARY_PACKED);
+                    .set_column_encoding(path, Encoding::PLAIN);
             }
             ColumnType::Int64 | ColumnType::UInt64 => {
                 builder = builder
