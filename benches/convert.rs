@@ -1,6 +1,7 @@
 //! Conversion throughput: XSpace bytes to Arrow batches (one core), and
-//! Arrow batches to Parquet bytes, per table and per `event_args` column
-//! (one core, the writer properties `convert` uses). Inputs: the bundled
+//! Arrow batches to Parquet bytes, per table (and per column with
+//! `XPROF_SQL_BENCH_COLUMNS=1`; one core, the writer properties `convert`
+//! uses). Inputs: the bundled
 //! real JAX profile and a synthetic TPU-shaped file generated on demand
 //! (not committed).
 //!
@@ -86,8 +87,8 @@ fn encode(table: Table, batches: &[arrow::record_batch::RecordBatch]) -> usize {
 }
 
 /// Target 3 of issue 12: Parquet encoding of `events` and `event_args`,
-/// and of each `event_args` column alone (where the dictionary columns'
-/// per-value hashing shows).
+/// and with `XPROF_SQL_BENCH_COLUMNS=1` of each of their columns alone
+/// (where the dictionary columns' per-value hashing shows).
 fn bench_encode(c: &mut Criterion) {
     let mut synthetic = Vec::new();
     write_large_tpu(&mut synthetic, 32 << 20, 200).unwrap();
@@ -102,13 +103,17 @@ fn bench_encode(c: &mut Criterion) {
             b.iter(|| encode(table, black_box(batches)))
         });
     }
-    let args = &sink.tables[&Table::EventArgs];
-    let schema = args[0].schema();
-    for (i, field) in schema.fields().iter().enumerate() {
-        let one: Vec<_> = args.iter().map(|b| b.project(&[i]).unwrap()).collect();
-        g.bench_function(format!("event_args.{}", field.name()), |b| {
-            b.iter(|| encode(Table::EventArgs, black_box(&one)))
-        });
+    if std::env::var_os("XPROF_SQL_BENCH_COLUMNS").is_some() {
+        for table in [Table::Events, Table::EventArgs] {
+            let batches = &sink.tables[&table];
+            let schema = batches[0].schema();
+            for (i, field) in schema.fields().iter().enumerate() {
+                let one: Vec<_> = batches.iter().map(|b| b.project(&[i]).unwrap()).collect();
+                g.bench_function(format!("{}.{}", table.name(), field.name()), |b| {
+                    b.iter(|| encode(table, black_box(&one)))
+                });
+            }
+        }
     }
     g.finish();
 }

@@ -5,6 +5,9 @@ the same name, so the SQL is the same text xprof-sql runs.
 
     ~/.cache/xprof-ref-venv/bin/python benches/duckdb_queries.py DATASET [QUERY.sql ...]
 (the venv is made by `shared/bench/reference.sh setup`).
+
+With ONCE=1 each query runs once, with no warm-up: time the whole process
+(`/usr/bin/time`) to compare with one `xprof-sql query DATASET -f QUERY.sql`.
 """
 import glob
 import os
@@ -29,6 +32,11 @@ def main():
     print(f"duckdb {duckdb.__version__}, threads {con.execute('SELECT current_setting(' + repr('threads') + ')').fetchone()[0]}")
     for path in queries:
         sql = open(path).read()
+        if os.environ.get("ONCE"):
+            t = time.perf_counter()
+            rows = con.execute(sql).fetchall()
+            print(f"{os.path.basename(path):20} once {time.perf_counter() - t:.3f} s  ({len(rows)} rows)")
+            continue
         con.execute(sql).fetchall()  # warm-up (file metadata, page cache)
         times = []
         for _ in range(5):
