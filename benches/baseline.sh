@@ -16,6 +16,8 @@ cd "$(dirname "$0")/.."
 target=${CARGO_TARGET_DIR:-target}
 store=benches/baseline
 name=committed
+# The per-column encoding benches are part of the baseline.
+export XPROF_SQL_BENCH_COLUMNS=${XPROF_SQL_BENCH_COLUMNS:-1}
 
 case "${1:-}" in
 save)
