@@ -1,9 +1,8 @@
-//! Conversion throughput: XSpace bytes to Arrow batches (one core), and
-//! Arrow batches to Parquet bytes, per table (and per column with
-//! `XPROF_SQL_BENCH_COLUMNS=1`; one core, the writer properties `convert`
-//! uses). Inputs: the bundled
-//! real JAX profile and a synthetic TPU-shaped file generated on demand
-//! (not committed).
+//! Conversion throughput on one core: XSpace bytes to Arrow batches, and
+//! Arrow batches to Parquet bytes with the writer properties `convert`
+//! uses, per table (and per column with `XPROF_SQL_BENCH_COLUMNS=1`).
+//! Inputs: the bundled real JAX profile and a synthetic TPU-shaped file
+//! generated on demand (not committed).
 //!
 //! Compare against the committed baseline with `benches/baseline.sh
 //! compare` (benches/README.md).

@@ -3,7 +3,8 @@
 //! decode + Parquet. Used for the profiling notes in benches/README.md.
 //!
 //! cargo run --release --example convert_phases -- FILE.xplane.pb
-//! (`PHASE=decode` for the decode alone; `BATCH_ROWS=N` for another batch size)
+//! (`PHASE=decode` for the decode alone; `xprof-convert`'s `decode_only`
+//! example times that phase with other batch sizes too)
 
 use std::time::Instant;
 
@@ -26,14 +27,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         run: None,
         host: "h".into(),
     };
-    // BATCH_ROWS=N tries another batch size (rows per Arrow batch).
-    let mut opts = ConvertOptions::default();
-    if let Some(n) = std::env::var("BATCH_ROWS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        opts.batch_rows = n;
-    }
+    let opts = ConvertOptions::default();
     if std::env::var("PHASE").as_deref() == Ok("decode") {
         let mut s = CountingSink::default();
         let t = Instant::now();

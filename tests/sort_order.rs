@@ -192,8 +192,18 @@ async fn a_parquet_events_scan_relies_on_the_declared_order() {
     s.open(&[dir.path()], &OpenOptions::default())
         .await
         .unwrap();
+    let physical = physical_plan(
+        &s,
+        "SELECT track_id, ts_ps FROM events ORDER BY track_id, ts_ps",
+    )
+    .await;
+    assert!(!physical.contains("SortExec"), "{physical}");
+}
+
+/// The physical part of `EXPLAIN sql`, as text.
+async fn physical_plan(s: &ProfileSession, sql: &str) -> String {
     let plan = s
-        .sql("EXPLAIN SELECT track_id, ts_ps FROM events ORDER BY track_id, ts_ps")
+        .sql(&format!("EXPLAIN {sql}"))
         .await
         .unwrap()
         .collect()
@@ -202,8 +212,7 @@ async fn a_parquet_events_scan_relies_on_the_declared_order() {
     let text = arrow::util::pretty::pretty_format_batches(&plan)
         .unwrap()
         .to_string();
-    let physical = &text[text.find("physical_plan").expect("physical plan")..];
-    assert!(!physical.contains("SortExec"), "{physical}");
+    text[text.find("physical_plan").expect("physical plan")..].to_string()
 }
 
 #[tokio::test]
@@ -246,17 +255,7 @@ async fn a_per_track_window_uses_the_stored_order_and_agrees_with_a_sort_here() 
     ] {
         s.sql(set).await.unwrap().collect().await.unwrap();
     }
-    let plan = s
-        .sql(&format!("EXPLAIN {window}"))
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
-    let text = arrow::util::pretty::pretty_format_batches(&plan)
-        .unwrap()
-        .to_string();
-    let physical = &text[text.find("physical_plan").expect("physical plan")..];
+    let physical = physical_plan(&s, window).await;
     assert!(physical.contains("BoundedWindowAggExec"), "{physical}");
     assert!(physical.contains("2 groups"), "{physical}");
     assert!(!physical.contains("SortExec"), "{physical}");

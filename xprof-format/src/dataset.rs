@@ -74,10 +74,10 @@ pub fn writer_properties(table: Table, options: &WriteOptions) -> WriterProperti
     // Dictionaries pay for names; for ids, times and values they only
     // cost memory (up to a dictionary page per column before falling
     // back) and time. Sorted or clustered 64-bit integers take delta
-    // encoding; 32-bit ones are plain (below). The stat
-    // values of the `*_args` tables interleave unrelated stats, where
-    // deltas look random: plain values let ZSTD find the repeats
-    // (event_args of the 102 MiB profile: 14.8 MiB delta, 6.6 MiB plain).
+    // encoding; 32-bit ones are plain (below). The stat values of the
+    // `*_args` tables interleave unrelated stats, where deltas look
+    // random: plain values let ZSTD find the repeats (event_args of the
+    // 102 MiB profile: 14.8 MiB delta, 6.6 MiB plain).
     for c in def.columns {
         let path = parquet::schema::types::ColumnPath::from(c.name);
         match c.ty {
