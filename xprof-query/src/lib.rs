@@ -6,6 +6,8 @@
 //! [`factory`] adds `CREATE EXTERNAL TABLE … STORED AS XSPACE` and
 //! [`SessionContextExt::register_profile`]. [`read_only`] checks SQL for
 //! sessions that run SQL they did not write ([`SessionOptions::read_only`]).
+//! [`dictionary_aggregate`] groups by the tables' dictionary strings
+//! without hashing every row.
 //!
 //! It is the only crate that depends on DataFusion; converters know
 //! nothing of SQL.
@@ -13,6 +15,7 @@
 #![warn(missing_docs)]
 
 mod deadline;
+pub mod dictionary_aggregate;
 pub mod error;
 pub mod factory;
 pub mod functions;

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use datafusion::execution::SessionStateBuilder;
+use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use xprof_convert::batch::{self, Converted};
 use xprof_convert::input;
@@ -12,6 +14,7 @@ use xprof_convert::reader::ConvertOptions;
 use xprof_format::Table;
 use xprof_format::dataset::{self, WriteOptions};
 
+use crate::dictionary_aggregate::DictionaryGroupBy;
 use crate::error::{QueryError, Result};
 use crate::factory::register_table_factories;
 use crate::tables::{DEFAULT_SCHEMA, ProfileTables, TableParts};
@@ -282,10 +285,7 @@ impl SessionOptions {
         if let Some(limit) = self.memory_limit_bytes {
             runtime = runtime.with_memory_limit(limit as usize, 1.0);
         }
-        Ok(SessionContext::new_with_config_rt(
-            config,
-            runtime.build_arc()?,
-        ))
+        Ok(new_context(config, runtime.build_arc()?))
     }
 }
 
@@ -304,11 +304,24 @@ pub fn default_config() -> SessionConfig {
         .set_bool("datafusion.optimizer.prefer_existing_sort", true)
 }
 
+/// A context of our own: `config`, `runtime`, DataFusion's defaults, and
+/// the physical rule grouping by dictionary strings without hashing every
+/// row ([`DictionaryGroupBy`]).
+fn new_context(config: SessionConfig, runtime: Arc<RuntimeEnv>) -> SessionContext {
+    let state = SessionStateBuilder::new()
+        .with_config(config)
+        .with_runtime_env(runtime)
+        .with_default_features()
+        .with_physical_optimizer_rule(Arc::new(DictionaryGroupBy::default()))
+        .build();
+    SessionContext::new_with_state(state)
+}
+
 impl ProfileSession {
     /// A session with its own DataFusion context ([`default_config`]),
     /// where `CREATE EXTERNAL TABLE … STORED AS XSPACE` works too.
     pub fn new() -> Self {
-        let ctx = SessionContext::new_with_config(default_config());
+        let ctx = new_context(default_config(), Arc::default());
         register_table_factories(&ctx);
         Self::with_context(ctx)
     }

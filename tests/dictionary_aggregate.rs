@@ -1,0 +1,150 @@
+//! `xprof_query::dictionary_aggregate` is exact: on the real CPU and GPU
+//! profiles, in memory and as a Parquet dataset of 64-row row groups
+//! (many dictionaries, read in 64-row batches), a session grouping with
+//! `DictionaryPartialAggregateExec` and a DataFusion context without it
+//! (same tables, same configuration otherwise) return the same batches,
+//! schema included; so does a session that emits its partial state every
+//! two groups. The plan shows which aggregates it replaces.
+
+mod common;
+
+use std::sync::Arc;
+
+use arrow::array::RecordBatch;
+use common::*;
+use datafusion::execution::SessionStateBuilder;
+use datafusion::prelude::SessionContext;
+use xprof_sql::query::dictionary_aggregate::DictionaryGroupBy;
+use xprof_sql::query::{OpenOptions, ProfileSession, default_config};
+
+/// Replaced: one dictionary key, with counts, sums, min/max, averages,
+/// NULL keys, `HAVING`, a join below, `DISTINCT`.
+const REPLACED: &[&str] = &[
+    "SELECT name, count(*) AS n, sum(dur_ps) AS total_ps, min(ts_ps) AS first_ps, \
+     max(dur_ps) AS longest_ps, avg(dur_ps) AS mean_ps FROM events \
+     GROUP BY name ORDER BY total_ps DESC, name",
+    "SELECT hlo_category, count(*) AS n, sum(self_ps) AS self_ps FROM events \
+     GROUP BY hlo_category ORDER BY hlo_category NULLS FIRST",
+    "SELECT key, count(*) AS n, sum(int_value) AS ints FROM event_args GROUP BY key \
+     HAVING count(*) > 1 ORDER BY key",
+    "SELECT e.name, count(*) AS n, sum(e.dur_ps) AS total_ps FROM events e \
+     JOIN tracks t USING (trace_id, track_id) WHERE t.kind <> 'counters' \
+     GROUP BY e.name ORDER BY total_ps DESC, e.name",
+    // DataFusion turns it into a grouping by (name, track_id) and then by
+    // name: the second is replaced.
+    "SELECT name, count(DISTINCT track_id) AS tracks FROM events GROUP BY name ORDER BY 1",
+];
+
+/// Left alone: two keys, `FILTER`, an expression key,
+/// grouping sets.
+const KEPT: &[&str] = &[
+    "SELECT name, track_id, count(*) AS n FROM events GROUP BY name, track_id ORDER BY 1, 2",
+    "SELECT name, count(*) FILTER (WHERE depth = 0) AS top FROM events GROUP BY name ORDER BY 1",
+    "SELECT upper(name) AS upper_name, count(*) AS n FROM events GROUP BY upper(name) ORDER BY 1",
+    "SELECT kind, count(*) AS n FROM tracks GROUP BY ROLLUP (kind) ORDER BY 1 NULLS FIRST",
+];
+
+async fn collect(ctx: &SessionContext, sql: &str) -> RecordBatch {
+    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+    arrow::compute::concat_batches(&batches[0].schema(), &batches).unwrap()
+}
+
+async fn plan_text(ctx: &SessionContext, sql: &str) -> String {
+    let plan = ctx
+        .sql(&format!("EXPLAIN {sql}"))
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    arrow::util::pretty::pretty_format_batches(&plan)
+        .unwrap()
+        .to_string()
+}
+
+/// A session on a context with the default configuration, and the rule
+/// when `rule` is given.
+fn session(rule: Option<DictionaryGroupBy>) -> ProfileSession {
+    let mut state = SessionStateBuilder::new()
+        .with_config(default_config())
+        .with_default_features();
+    if let Some(rule) = rule {
+        state = state.with_physical_optimizer_rule(Arc::new(rule));
+    }
+    ProfileSession::with_context(SessionContext::new_with_state(state.build()))
+}
+
+async fn set_small_batches(s: &ProfileSession) {
+    for set in [
+        "SET datafusion.execution.target_partitions = 2",
+        "SET datafusion.optimizer.repartition_file_min_size = 0",
+        "SET datafusion.execution.batch_size = 64",
+    ] {
+        s.sql(set).await.unwrap().collect().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn dictionary_grouping_returns_what_datafusion_returns() {
+    let datasets = tempfile::tempdir().unwrap();
+    let mut inputs = Vec::new();
+    for (i, input) in [cpu_fixture(REAL_CPU[0]), gpu_fixture(REAL_GPU[0])]
+        .into_iter()
+        .enumerate()
+    {
+        let dir = datasets.path().join(i.to_string());
+        xprof_sql::convert::batch::convert_to_dataset(
+            &xprof_sql::convert::input::discover(&input, None).unwrap(),
+            &dir,
+            &Default::default(),
+            &xprof_sql::format::dataset::WriteOptions {
+                max_row_group_rows: 64,
+                ..Default::default()
+            },
+            1,
+            None,
+        )
+        .unwrap();
+        inputs.push((input, false));
+        inputs.push((dir, true));
+    }
+    for (input, small_batches) in &inputs {
+        let mut plain = session(None);
+        let mut sessions = vec![
+            session(Some(DictionaryGroupBy::default())),
+            session(Some(DictionaryGroupBy::with_max_groups(2))),
+        ];
+        for s in std::iter::once(&mut plain).chain(&mut sessions) {
+            s.open(&[input], &OpenOptions::default()).await.unwrap();
+            if *small_batches {
+                set_small_batches(s).await;
+            }
+        }
+        for sql in REPLACED.iter().chain(KEPT) {
+            let expected = collect(plain.context(), sql).await;
+            assert!(expected.num_rows() > 0, "{sql} on {input:?}");
+            for s in &sessions {
+                let got = collect(s.context(), sql).await;
+                assert_eq!(got, expected, "{sql} on {input:?}");
+            }
+        }
+        for sql in REPLACED {
+            let plan = plan_text(sessions[0].context(), sql).await;
+            assert!(plan.contains("DictionaryPartialAggregateExec"), "{plan}");
+        }
+        for sql in KEPT {
+            let plan = plan_text(sessions[0].context(), sql).await;
+            assert!(!plan.contains("DictionaryPartialAggregateExec"), "{plan}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn profile_sessions_group_dictionaries_with_the_rule() {
+    let mut s = ProfileSession::new();
+    s.open(&[cpu_fixture(REAL_CPU[0])], &OpenOptions::default())
+        .await
+        .unwrap();
+    let plan = plan_text(s.context(), REPLACED[0]).await;
+    assert!(plan.contains("DictionaryPartialAggregateExec"), "{plan}");
+}
