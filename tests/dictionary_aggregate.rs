@@ -74,39 +74,15 @@ fn session(rule: Option<DictionaryGroupBy>) -> ProfileSession {
     ProfileSession::with_context(SessionContext::new_with_state(state.build()))
 }
 
-async fn set_small_batches(s: &ProfileSession) {
-    for set in [
-        "SET datafusion.execution.target_partitions = 2",
-        "SET datafusion.optimizer.repartition_file_min_size = 0",
-        "SET datafusion.execution.batch_size = 64",
-    ] {
-        s.sql(set).await.unwrap().collect().await.unwrap();
-    }
-}
-
 #[tokio::test]
 async fn dictionary_grouping_returns_what_datafusion_returns() {
-    let datasets = tempfile::tempdir().unwrap();
+    let mut datasets = Vec::new();
     let mut inputs = Vec::new();
-    for (i, input) in [cpu_fixture(REAL_CPU[0]), gpu_fixture(REAL_GPU[0])]
-        .into_iter()
-        .enumerate()
-    {
-        let dir = datasets.path().join(i.to_string());
-        xprof_sql::convert::batch::convert_to_dataset(
-            &xprof_sql::convert::input::discover(&input, None).unwrap(),
-            &dir,
-            &Default::default(),
-            &xprof_sql::format::dataset::WriteOptions {
-                max_row_group_rows: 64,
-                ..Default::default()
-            },
-            1,
-            None,
-        )
-        .unwrap();
+    for input in [cpu_fixture(REAL_CPU[0]), gpu_fixture(REAL_GPU[0])] {
+        let dataset = small_row_group_dataset_of(std::slice::from_ref(&input));
         inputs.push((input, false));
-        inputs.push((dir, true));
+        inputs.push((dataset.path().to_path_buf(), true));
+        datasets.push(dataset);
     }
     for (input, small_batches) in &inputs {
         let mut plain = session(None);
@@ -117,7 +93,7 @@ async fn dictionary_grouping_returns_what_datafusion_returns() {
         for s in std::iter::once(&mut plain).chain(&mut sessions) {
             s.open(&[input], &OpenOptions::default()).await.unwrap();
             if *small_batches {
-                set_small_batches(s).await;
+                split_into_small_scans(s).await;
             }
         }
         for sql in REPLACED.iter().chain(KEPT) {

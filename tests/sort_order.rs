@@ -224,20 +224,7 @@ async fn a_per_track_window_uses_the_stored_order_and_agrees_with_a_sort_here() 
     // independently. The frame is RANGE (peers included), so ties in
     // ts_ps cannot make either side's answer depend on row order.
     // Row groups of 64 rows, so that the file splits into several scans.
-    let dir = tempfile::tempdir().unwrap();
-    let input = cpu_fixture(REAL_CPU[0]);
-    xprof_sql::convert::batch::convert_to_dataset(
-        &xprof_sql::convert::input::discover(&input, None).unwrap(),
-        dir.path(),
-        &Default::default(),
-        &xprof_sql::format::dataset::WriteOptions {
-            max_row_group_rows: 64,
-            ..Default::default()
-        },
-        1,
-        None,
-    )
-    .unwrap();
+    let dir = small_row_group_dataset_of(&[cpu_fixture(REAL_CPU[0])]);
     let window = "SELECT track_id, ts_ps, \
         max(ts_ps + dur_ps) OVER (PARTITION BY track_id ORDER BY ts_ps) AS end_so_far_ps \
         FROM events";
@@ -247,14 +234,7 @@ async fn a_per_track_window_uses_the_stored_order_and_agrees_with_a_sort_here() 
         .unwrap();
     // Split even this small file into two scans, as a large one is: each
     // scan is sorted, the two together are not (a track spans both).
-    for set in [
-        "SET datafusion.execution.target_partitions = 2",
-        "SET datafusion.optimizer.repartition_file_min_size = 0",
-        // (splitting is judged worthwhile only for more rows than a batch)
-        "SET datafusion.execution.batch_size = 64",
-    ] {
-        s.sql(set).await.unwrap().collect().await.unwrap();
-    }
+    split_into_small_scans(&s).await;
     let physical = physical_plan(&s, window).await;
     assert!(physical.contains("BoundedWindowAggExec"), "{physical}");
     assert!(physical.contains("2 groups"), "{physical}");

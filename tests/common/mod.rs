@@ -129,6 +129,23 @@ pub fn i64s(batch: &RecordBatch, name: &str) -> Vec<Option<i64>> {
 pub fn dataset_of(
     inputs: &[PathBuf],
 ) -> (tempfile::TempDir, Vec<xprof_sql::convert::batch::Converted>) {
+    dataset_with(inputs, &Default::default())
+}
+
+/// [`dataset_of`] with row groups of 64 rows: many row groups (and
+/// dictionaries) even from a small fixture.
+pub fn small_row_group_dataset_of(inputs: &[PathBuf]) -> tempfile::TempDir {
+    let write = xprof_sql::format::dataset::WriteOptions {
+        max_row_group_rows: 64,
+        ..Default::default()
+    };
+    dataset_with(inputs, &write).0
+}
+
+fn dataset_with(
+    inputs: &[PathBuf],
+    write: &xprof_sql::format::dataset::WriteOptions,
+) -> (tempfile::TempDir, Vec<xprof_sql::convert::batch::Converted>) {
     let dir = tempfile::tempdir().unwrap();
     let files: Vec<_> = inputs
         .iter()
@@ -138,12 +155,25 @@ pub fn dataset_of(
         &files,
         dir.path(),
         &Default::default(),
-        &Default::default(),
+        write,
         1,
         None,
     )
     .unwrap();
     (dir, written)
+}
+
+/// Makes `session` split even a small file into two scans of 64-row
+/// batches, as it does a large one.
+pub async fn split_into_small_scans(session: &xprof_sql::query::ProfileSession) {
+    for set in [
+        "SET datafusion.execution.target_partitions = 2",
+        "SET datafusion.optimizer.repartition_file_min_size = 0",
+        // (splitting is judged worthwhile only for more rows than a batch)
+        "SET datafusion.execution.batch_size = 64",
+    ] {
+        session.sql(set).await.unwrap().collect().await.unwrap();
+    }
 }
 
 /// The fields of one CSV line (quoted fields may hold commas and doubled
