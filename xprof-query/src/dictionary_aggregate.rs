@@ -1,5 +1,5 @@
-//! Partial aggregation grouped by one dictionary-encoded string column,
-//! hashing each dictionary value once instead of every row.
+//! Partial aggregation grouped by dictionary-encoded string columns,
+//! hashing each dictionary value once per dictionary instead of every row.
 //!
 //! Every string column of the profile tables is a dictionary (`name`,
 //! `kind`, `key`, …), and DataFusion 55 has no group store for
@@ -9,22 +9,26 @@
 //! does not help: hashing a 70-byte name per row costs as much.
 //!
 //! [`DictionaryGroupBy`] replaces such a `Partial` [`AggregateExec`] with
-//! [`DictionaryPartialAggregateExec`], which keeps, per batch, a map from
-//! dictionary index to group, filled the first time an index is seen and
-//! kept while the batches share their dictionary (Parquet batches of one
-//! column chunk do). Rows then find their group with one array lookup; the
-//! aggregates are DataFusion's own [`GroupsAccumulator`]s, and the output
-//! is the replaced operator's: the group values (as the same dictionary
-//! type) and each aggregate's partial state, merged by the unchanged
-//! `Final` aggregate above. Past [`MAX_GROUPS`] groups the partial state
-//! is emitted and started again, which a partial aggregate may do, so
-//! memory stays bounded.
+//! [`DictionaryPartialAggregateExec`]. For each dictionary key column it
+//! keeps a map from dictionary index to a *value id*, filled the first time
+//! an index is seen and kept while the batches share their dictionary
+//! (Parquet batches of one column chunk do). With one key the value id is
+//! the group; with up to [`MAX_KEYS`] keys (dictionaries and integers,
+//! e.g. `GROUP BY trace_id, name`) the group is found by hashing the row's
+//! few fixed-width codes, never its strings. The aggregates are
+//! DataFusion's own [`GroupsAccumulator`]s, and the output is the replaced
+//! operator's: the group values (as the same types) and each aggregate's
+//! partial state, merged by the unchanged `Final` aggregate above. Past
+//! [`MAX_GROUPS`] groups the partial state is emitted and started again,
+//! which a partial aggregate may do, so memory stays bounded.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, DictionaryArray, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Int32Type, SchemaRef};
+use arrow::array::{
+    Array, ArrayRef, AsArray, DictionaryArray, Int64Array, RecordBatch, StringArray, UInt64Array,
+};
+use arrow::buffer::NullBuffer;
+use arrow::datatypes::{DataType, Int32Type, Int64Type, SchemaRef, UInt64Type};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{DataFusionError, Result as DFResult};
@@ -41,6 +45,7 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, SendableRecordBatchStream,
 };
 use futures_util::StreamExt;
+use xprof_format::hash::FxHashMap;
 
 /// Groups held before the partial state is emitted and started again.
 pub const MAX_GROUPS: usize = 1 << 16;
@@ -63,10 +68,12 @@ impl DictionaryGroupBy {
     }
 }
 
-/// The physical rule: replaces each `Partial` aggregate that groups by one
-/// `Dictionary(Int32, Utf8)` column, with aggregates that all have a
-/// [`GroupsAccumulator`] and no `FILTER`, `DISTINCT` or `ORDER BY`, by a
-/// [`DictionaryPartialAggregateExec`]. Anything else is left alone.
+/// The physical rule: replaces each `Partial` aggregate that groups by
+/// one to [`MAX_KEYS`] plain columns, at least one of them
+/// `Dictionary(Int32, Utf8)` and the others integers, with aggregates that
+/// all have a [`GroupsAccumulator`] and no `FILTER`, `DISTINCT` or
+/// `ORDER BY`, by a [`DictionaryPartialAggregateExec`]. Anything else is
+/// left alone.
 #[derive(Debug, Clone, Copy)]
 pub struct DictionaryGroupBy {
     max_groups: usize,
@@ -98,14 +105,51 @@ impl PhysicalOptimizerRule for DictionaryGroupBy {
     }
 }
 
-/// A `Partial` aggregate grouped by one dictionary string column; see the
-/// module docs.
+/// Most group columns [`DictionaryGroupBy`] takes.
+pub const MAX_KEYS: usize = 4;
+
+/// How a group column's values become fixed-width codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyKind {
+    /// `Dictionary(Int32, Utf8)`: the value id of the string.
+    Dictionary,
+    /// A signed integer, as its `i64` bits.
+    Signed,
+    /// An unsigned integer, as its `u64` value.
+    Unsigned,
+}
+
+impl KeyKind {
+    fn of(data_type: &DataType) -> Option<Self> {
+        match data_type {
+            DataType::Dictionary(k, v) if **k == DataType::Int32 && **v == DataType::Utf8 => {
+                Some(Self::Dictionary)
+            }
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => {
+                Some(Self::Signed)
+            }
+            DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => {
+                Some(Self::Unsigned)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// One group column: where it is in the input, and its kind.
+#[derive(Debug, Clone)]
+struct Key {
+    index: usize,
+    name: String,
+    kind: KeyKind,
+}
+
+/// A `Partial` aggregate grouped by dictionary string columns (and
+/// integers); see the module docs.
 #[derive(Debug, Clone)]
 pub struct DictionaryPartialAggregateExec {
     input: Arc<dyn ExecutionPlan>,
-    /// The group column's index in the input.
-    key_index: usize,
-    key_name: String,
+    keys: Vec<Key>,
     aggregates: Vec<Arc<AggregateFunctionExpr>>,
     max_groups: usize,
     /// The replaced aggregate's: same schema, partitioning, no ordering.
@@ -120,7 +164,7 @@ impl DictionaryPartialAggregateExec {
         let group_by = aggregate.group_expr();
         let exact = *aggregate.mode() == AggregateMode::Partial
             && group_by.is_single()
-            && group_by.expr().len() == 1
+            && (1..=MAX_KEYS).contains(&group_by.expr().len())
             && aggregate.limit_options().is_none()
             && aggregate.filter_expr().iter().all(Option::is_none)
             && aggregate.properties().output_ordering().is_none()
@@ -130,20 +174,29 @@ impl DictionaryPartialAggregateExec {
         if !exact {
             return None;
         }
-        let (key_expr, key_name) = &group_by.expr()[0];
-        let column = key_expr.downcast_ref::<Column>()?;
         let input = aggregate.input();
-        let key_type = input.schema().field(column.index()).data_type().clone();
-        let key_is_dictionary = matches!(&key_type, DataType::Dictionary(k, v)
-            if **k == DataType::Int32 && **v == DataType::Utf8);
-        // The group column comes out as the same type.
-        if !key_is_dictionary || aggregate.schema().field(0).data_type() != &key_type {
+        let input_schema = input.schema();
+        let output_schema = aggregate.schema();
+        let mut keys = Vec::with_capacity(group_by.expr().len());
+        for (position, (expr, name)) in group_by.expr().iter().enumerate() {
+            let column = expr.downcast_ref::<Column>()?;
+            let data_type = input_schema.field(column.index()).data_type();
+            // Each group column comes out as the same type.
+            if output_schema.field(position).data_type() != data_type {
+                return None;
+            }
+            keys.push(Key {
+                index: column.index(),
+                name: name.clone(),
+                kind: KeyKind::of(data_type)?,
+            });
+        }
+        if !keys.iter().any(|k| k.kind == KeyKind::Dictionary) {
             return None;
         }
         Some(Self {
             input: Arc::clone(input),
-            key_index: column.index(),
-            key_name: key_name.clone(),
+            keys,
             aggregates: aggregate.aggr_expr().to_vec(),
             max_groups,
             properties: Arc::clone(aggregate.properties()),
@@ -154,11 +207,12 @@ impl DictionaryPartialAggregateExec {
 
 impl DisplayAs for DictionaryPartialAggregateExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let keys: Vec<&str> = self.keys.iter().map(|k| k.name.as_str()).collect();
         let names: Vec<&str> = self.aggregates.iter().map(|a| a.name()).collect();
         write!(
             f,
             "DictionaryPartialAggregateExec: gby=[{}], aggr=[{}]",
-            self.key_name,
+            keys.join(", "),
             names.join(", ")
         )
     }
@@ -218,8 +272,11 @@ impl ExecutionPlan for DictionaryPartialAggregateExec {
     ) -> DFResult<SendableRecordBatchStream> {
         let input = self.input.execute(partition, context)?;
         let schema = self.schema();
-        let groups = Groups::new(self.aggregates.clone(), Arc::clone(&schema))?;
-        let key_index = self.key_index;
+        let groups = Groups::new(
+            self.keys.clone(),
+            self.aggregates.clone(),
+            Arc::clone(&schema),
+        )?;
         let max_groups = self.max_groups;
         let metrics = BaselineMetrics::new(&self.metrics, partition);
         // Reads batches until `max_groups` groups (emit them and go on) or
@@ -237,7 +294,7 @@ impl ExecutionPlan for DictionaryPartialAggregateExec {
                         }
                     };
                     let timer = metrics.elapsed_compute().timer();
-                    if let Err(e) = groups.update(&batch, key_index) {
+                    if let Err(e) = groups.update(&batch) {
                         return Some((Err(e), None));
                     }
                     timer.done();
@@ -258,96 +315,167 @@ fn emit(groups: &mut Groups, metrics: &BaselineMetrics) -> DFResult<RecordBatch>
     Ok(batch)
 }
 
-/// The state of one partition: groups seen and their accumulators.
-struct Groups {
-    aggregates: Vec<Arc<AggregateFunctionExpr>>,
-    accumulators: Vec<Box<dyn GroupsAccumulator>>,
-    schema: SchemaRef,
-    /// Group values in group-index order (`None`: the NULL group).
+/// A dictionary index not mapped to a value id yet.
+const UNSEEN: u32 = u32::MAX;
+
+/// The value ids of one dictionary group column.
+#[derive(Default)]
+struct DictionaryValues {
+    /// Values by id (`None`: NULL).
     values: Vec<Option<Box<str>>>,
-    by_value: HashMap<Box<str>, usize>,
-    null_group: Option<usize>,
-    /// The dictionary the index map is for, and the map (`usize::MAX`:
+    by_value: FxHashMap<Box<str>, u32>,
+    null_id: Option<u32>,
+    /// The dictionary `id_of_index` is for, and the map ([`UNSEEN`]:
     /// index not seen yet).
     dictionary: Option<ArrayRef>,
-    group_of_index: Vec<usize>,
-    group_indices: Vec<usize>,
+    id_of_index: Vec<u32>,
 }
 
-impl Groups {
-    fn new(aggregates: Vec<Arc<AggregateFunctionExpr>>, schema: SchemaRef) -> DFResult<Self> {
-        let accumulators = aggregates
-            .iter()
-            .map(|a| a.create_groups_accumulator())
-            .collect::<DFResult<_>>()?;
-        Ok(Self {
-            aggregates,
-            accumulators,
-            schema,
-            values: Vec::new(),
-            by_value: HashMap::new(),
-            null_group: None,
-            dictionary: None,
-            group_of_index: Vec::new(),
-            group_indices: Vec::new(),
-        })
-    }
-
-    fn len(&self) -> usize {
-        self.values.len()
-    }
-
-    fn group_of(&mut self, value: Option<&str>) -> usize {
+impl DictionaryValues {
+    fn id_of(&mut self, value: Option<&str>) -> u32 {
         match value {
-            None => *self.null_group.get_or_insert_with(|| {
+            None => *self.null_id.get_or_insert_with(|| {
                 self.values.push(None);
-                self.values.len() - 1
+                (self.values.len() - 1) as u32
             }),
             Some(v) => {
-                if let Some(&g) = self.by_value.get(v) {
-                    return g;
+                if let Some(&id) = self.by_value.get(v) {
+                    return id;
                 }
-                let g = self.values.len();
+                let id = self.values.len() as u32;
                 self.values.push(Some(v.into()));
-                self.by_value.insert(v.into(), g);
-                g
+                self.by_value.insert(v.into(), id);
+                id
             }
         }
     }
 
-    fn update(&mut self, batch: &RecordBatch, key_index: usize) -> DFResult<()> {
-        let keys: &DictionaryArray<Int32Type> = batch.column(key_index).as_dictionary();
-        let dictionary = keys.values();
+    /// The value id of each row of `column`, into `ids`.
+    fn ids(&mut self, column: &DictionaryArray<Int32Type>, ids: &mut Vec<u32>) {
+        let dictionary = column.values();
         if !self
             .dictionary
             .as_ref()
             .is_some_and(|d| Arc::ptr_eq(d, dictionary))
         {
             self.dictionary = Some(Arc::clone(dictionary));
-            self.group_of_index.clear();
-            self.group_of_index.resize(dictionary.len(), usize::MAX);
+            self.id_of_index.clear();
+            self.id_of_index.resize(dictionary.len(), UNSEEN);
         }
         let strings: &StringArray = dictionary.as_string();
-        self.group_indices.clear();
-        self.group_indices.reserve(keys.len());
-        for row in 0..keys.len() {
-            let group = if keys.is_null(row) {
-                self.group_of(None)
+        let indices = column.keys().values();
+        ids.clear();
+        ids.reserve(column.len());
+        for (row, &index) in indices.iter().enumerate() {
+            let id = if column.is_null(row) {
+                self.id_of(None)
             } else {
-                let index = keys.keys().value(row) as usize;
-                match self.group_of_index[index] {
-                    usize::MAX => {
+                let index = index as usize;
+                match self.id_of_index[index] {
+                    UNSEEN => {
                         let value = strings.is_valid(index).then(|| strings.value(index));
-                        let group = self.group_of(value);
-                        self.group_of_index[index] = group;
-                        group
+                        let id = self.id_of(value);
+                        self.id_of_index[index] = id;
+                        id
                     }
-                    group => group,
+                    id => id,
                 }
             };
-            self.group_indices.push(group);
+            ids.push(id);
         }
-        let total_groups = self.values.len();
+    }
+
+    fn strings(&self, ids: impl Iterator<Item = u32>) -> StringArray {
+        ids.map(|id| self.values[id as usize].as_deref()).collect()
+    }
+
+    fn clear(&mut self) {
+        self.values.clear();
+        self.by_value.clear();
+        self.null_id = None;
+        self.dictionary = None;
+    }
+}
+
+/// A group's key with several columns: each column's code (value id, or
+/// integer bits), then a word whose bit `i` says column `i` is NULL.
+type Codes = [u64; MAX_KEYS + 1];
+
+/// The state of one partition: groups seen and their accumulators.
+struct Groups {
+    keys: Vec<Key>,
+    aggregates: Vec<Arc<AggregateFunctionExpr>>,
+    accumulators: Vec<Box<dyn GroupsAccumulator>>,
+    schema: SchemaRef,
+    /// Per key column: the value ids of a dictionary column (`None` for
+    /// an integer column).
+    dictionaries: Vec<Option<DictionaryValues>>,
+    /// With one key the groups are its value ids; with several, each
+    /// group's codes and the map from codes to group.
+    group_codes: Vec<Codes>,
+    group_of_codes: FxHashMap<Codes, usize>,
+    /// Per batch: value ids of one dictionary column, codes and NULLs of
+    /// each key column, and each row's group.
+    ids: Vec<u32>,
+    column_codes: Vec<Vec<u64>>,
+    group_indices: Vec<usize>,
+}
+
+impl Groups {
+    fn new(
+        keys: Vec<Key>,
+        aggregates: Vec<Arc<AggregateFunctionExpr>>,
+        schema: SchemaRef,
+    ) -> DFResult<Self> {
+        let accumulators = aggregates
+            .iter()
+            .map(|a| a.create_groups_accumulator())
+            .collect::<DFResult<_>>()?;
+        let dictionaries = keys
+            .iter()
+            .map(|k| (k.kind == KeyKind::Dictionary).then(DictionaryValues::default))
+            .collect();
+        Ok(Self {
+            column_codes: vec![Vec::new(); keys.len()],
+            keys,
+            aggregates,
+            accumulators,
+            schema,
+            dictionaries,
+            group_codes: Vec::new(),
+            group_of_codes: FxHashMap::default(),
+            ids: Vec::new(),
+            group_indices: Vec::new(),
+        })
+    }
+
+    /// Whether the groups are the value ids of the one (dictionary) key.
+    fn single_key(&self) -> bool {
+        self.keys.len() == 1
+    }
+
+    fn len(&self) -> usize {
+        match &self.dictionaries[..] {
+            [Some(only)] => only.values.len(),
+            _ => self.group_codes.len(),
+        }
+    }
+
+    fn update(&mut self, batch: &RecordBatch) -> DFResult<()> {
+        if self.single_key() {
+            let column: &DictionaryArray<Int32Type> =
+                batch.column(self.keys[0].index).as_dictionary();
+            let only = self.dictionaries[0]
+                .as_mut()
+                .expect("a single key is a dictionary");
+            only.ids(column, &mut self.ids);
+            self.group_indices.clear();
+            self.group_indices
+                .extend(self.ids.iter().map(|&id| id as usize));
+        } else {
+            self.update_codes(batch)?;
+        }
+        let total_groups = self.len();
         for (aggregate, accumulator) in self.aggregates.iter().zip(&mut self.accumulators) {
             let arguments = aggregate
                 .expressions()
@@ -359,20 +487,96 @@ impl Groups {
         Ok(())
     }
 
+    /// Several keys: each row's codes, then its group by hashing them.
+    fn update_codes(&mut self, batch: &RecordBatch) -> DFResult<()> {
+        let rows = batch.num_rows();
+        let mut nulls: Vec<Option<NullBuffer>> = Vec::with_capacity(self.keys.len());
+        for (position, key) in self.keys.iter().enumerate() {
+            let column = batch.column(key.index);
+            let codes = &mut self.column_codes[position];
+            codes.clear();
+            match key.kind {
+                KeyKind::Dictionary => {
+                    let values = self.dictionaries[position]
+                        .as_mut()
+                        .expect("a dictionary key has value ids");
+                    values.ids(column.as_dictionary(), &mut self.ids);
+                    codes.extend(self.ids.iter().map(|&id| u64::from(id)));
+                    // NULL is one of the value ids.
+                    nulls.push(None);
+                }
+                KeyKind::Signed => {
+                    let wide = arrow::compute::cast(column, &DataType::Int64)?;
+                    let wide = wide.as_primitive::<Int64Type>();
+                    codes.extend(wide.values().iter().map(|&v| v as u64));
+                    nulls.push(wide.nulls().cloned());
+                }
+                KeyKind::Unsigned => {
+                    let wide = arrow::compute::cast(column, &DataType::UInt64)?;
+                    let wide = wide.as_primitive::<UInt64Type>();
+                    codes.extend_from_slice(wide.values());
+                    nulls.push(wide.nulls().cloned());
+                }
+            }
+        }
+        self.group_indices.clear();
+        self.group_indices.reserve(rows);
+        for row in 0..rows {
+            let mut codes: Codes = [0; MAX_KEYS + 1];
+            for (position, column) in self.column_codes.iter().enumerate() {
+                if nulls[position].as_ref().is_some_and(|n| n.is_null(row)) {
+                    codes[MAX_KEYS] |= 1 << position;
+                } else {
+                    codes[position] = column[row];
+                }
+            }
+            let next = self.group_codes.len();
+            let group = *self.group_of_codes.entry(codes).or_insert(next);
+            if group == next {
+                self.group_codes.push(codes);
+            }
+            self.group_indices.push(group);
+        }
+        Ok(())
+    }
+
+    /// The group values of key column `position`, as its output type.
+    fn key_array(&self, position: usize) -> DFResult<ArrayRef> {
+        let output_type = self.schema.field(position).data_type();
+        let codes = self.group_codes.iter();
+        let is_null = |c: &Codes| c[MAX_KEYS] & (1 << position) != 0;
+        let array: ArrayRef = match (&self.dictionaries[position], self.keys[position].kind) {
+            (Some(only), _) if self.single_key() => {
+                Arc::new(only.strings(0..only.values.len() as u32))
+            }
+            (Some(values), _) => Arc::new(values.strings(codes.map(|c| c[position] as u32))),
+            (None, KeyKind::Unsigned) => Arc::new(
+                codes
+                    .map(|c| (!is_null(c)).then_some(c[position]))
+                    .collect::<UInt64Array>(),
+            ),
+            (None, _) => Arc::new(
+                codes
+                    .map(|c| (!is_null(c)).then_some(c[position] as i64))
+                    .collect::<Int64Array>(),
+            ),
+        };
+        Ok(arrow::compute::cast(&array, output_type)?)
+    }
+
     /// The partial state of every group so far, and a fresh start.
     fn emit(&mut self) -> DFResult<RecordBatch> {
-        let values: StringArray = self.values.iter().map(|v| v.as_deref()).collect();
-        let mut columns: Vec<ArrayRef> = vec![arrow::compute::cast(
-            &values,
-            self.schema.field(0).data_type(),
-        )?];
+        let mut columns: Vec<ArrayRef> = (0..self.keys.len())
+            .map(|position| self.key_array(position))
+            .collect::<DFResult<_>>()?;
         for accumulator in &mut self.accumulators {
             columns.extend(accumulator.state(EmitTo::All)?);
         }
-        self.values.clear();
-        self.by_value.clear();
-        self.null_group = None;
-        self.dictionary = None;
+        for values in self.dictionaries.iter_mut().flatten() {
+            values.clear();
+        }
+        self.group_codes.clear();
+        self.group_of_codes.clear();
         Ok(RecordBatch::try_new(Arc::clone(&self.schema), columns)?)
     }
 }
