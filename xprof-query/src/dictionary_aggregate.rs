@@ -350,8 +350,8 @@ impl DictionaryValues {
         }
     }
 
-    /// The value id of each row of `column`, into `ids`.
-    fn ids(&mut self, column: &DictionaryArray<Int32Type>, ids: &mut Vec<u32>) {
+    /// Hands `each` the value id of each row of `column`, in order.
+    fn ids(&mut self, column: &DictionaryArray<Int32Type>, mut each: impl FnMut(u32)) {
         let dictionary = column.values();
         if !self
             .dictionary
@@ -364,8 +364,6 @@ impl DictionaryValues {
         }
         let strings: &StringArray = dictionary.as_string();
         let indices = column.keys().values();
-        ids.clear();
-        ids.reserve(column.len());
         for (row, &index) in indices.iter().enumerate() {
             let id = if column.is_null(row) {
                 self.id_of(None)
@@ -381,7 +379,7 @@ impl DictionaryValues {
                     id => id,
                 }
             };
-            ids.push(id);
+            each(id);
         }
     }
 
@@ -414,9 +412,7 @@ struct Groups {
     /// group's codes and the map from codes to group.
     group_codes: Vec<Codes>,
     group_of_codes: FxHashMap<Codes, usize>,
-    /// Per batch: value ids of one dictionary column, codes and NULLs of
-    /// each key column, and each row's group.
-    ids: Vec<u32>,
+    /// Per batch: the codes of each key column, and each row's group.
     column_codes: Vec<Vec<u64>>,
     group_indices: Vec<usize>,
 }
@@ -444,7 +440,6 @@ impl Groups {
             dictionaries,
             group_codes: Vec::new(),
             group_of_codes: FxHashMap::default(),
-            ids: Vec::new(),
             group_indices: Vec::new(),
         })
     }
@@ -468,10 +463,10 @@ impl Groups {
             let only = self.dictionaries[0]
                 .as_mut()
                 .expect("a single key is a dictionary");
-            only.ids(column, &mut self.ids);
-            self.group_indices.clear();
-            self.group_indices
-                .extend(self.ids.iter().map(|&id| id as usize));
+            let group_indices = &mut self.group_indices;
+            group_indices.clear();
+            group_indices.reserve(column.len());
+            only.ids(column, |id| group_indices.push(id as usize));
         } else {
             self.update_codes(batch)?;
         }
@@ -500,8 +495,7 @@ impl Groups {
                     let values = self.dictionaries[position]
                         .as_mut()
                         .expect("a dictionary key has value ids");
-                    values.ids(column.as_dictionary(), &mut self.ids);
-                    codes.extend(self.ids.iter().map(|&id| u64::from(id)));
+                    values.ids(column.as_dictionary(), |id| codes.push(u64::from(id)));
                     // NULL is one of the value ids.
                     nulls.push(None);
                 }
