@@ -17,6 +17,7 @@ use xprof_sql::convert::synthetic::write_large_tpu;
 use xprof_sql::convert::xspace::convert;
 use xprof_sql::format::Table;
 use xprof_sql::format::dataset::{WriteOptions, writer_properties};
+use xprof_sql::format::table_file::TableFileWriter;
 
 fn source() -> TraceSource {
     TraceSource {
@@ -72,22 +73,33 @@ fn bench_decode(c: &mut Criterion) {
 }
 
 /// Parquet bytes of `batches` (all of one table), written with the
-/// properties `convert` uses for `table`.
-fn encode(table: Table, batches: &[arrow::record_batch::RecordBatch]) -> usize {
+/// properties `convert` uses for `table`: through the dataset's writer
+/// (`TableFileWriter`, dictionary columns keep their indices) or, to
+/// compare, through arrow-rs' `ArrowWriter`, which interns every row's
+/// string again.
+fn encode(table: Table, batches: &[arrow::record_batch::RecordBatch], arrow_writer: bool) -> usize {
     let props = writer_properties(table, &WriteOptions::default());
-    let mut out = Vec::new();
-    let mut w =
-        parquet::arrow::ArrowWriter::try_new(&mut out, batches[0].schema(), Some(props)).unwrap();
+    let schema = batches[0].schema();
+    if arrow_writer {
+        let mut out = Vec::new();
+        let mut w = parquet::arrow::ArrowWriter::try_new(&mut out, schema, Some(props)).unwrap();
+        for b in batches {
+            w.write(b).unwrap();
+        }
+        w.close().unwrap();
+        return out.len();
+    }
+    let mut w = TableFileWriter::try_new(Vec::new(), schema, props).unwrap();
     for b in batches {
         w.write(b).unwrap();
     }
-    w.close().unwrap();
-    out.len()
+    w.into_inner().unwrap().len()
 }
 
 /// Target 3 of issue 12: Parquet encoding of `events` and `event_args`,
 /// and with `XPROF_SQL_BENCH_COLUMNS=1` of each of their columns alone
-/// (where the dictionary columns' per-value hashing shows).
+/// (where the dictionary columns' per-value hashing shows). The
+/// `…/arrow_writer` benches are the same input through arrow-rs' writer.
 fn bench_encode(c: &mut Criterion) {
     let mut synthetic = Vec::new();
     write_large_tpu(&mut synthetic, 32 << 20, 200).unwrap();
@@ -99,7 +111,10 @@ fn bench_encode(c: &mut Criterion) {
         let batches = &sink.tables[&table];
         g.throughput(Throughput::Elements(sink.rows(table) as u64));
         g.bench_function(table.name(), |b| {
-            b.iter(|| encode(table, black_box(batches)))
+            b.iter(|| encode(table, black_box(batches), false))
+        });
+        g.bench_function(format!("{}/arrow_writer", table.name()), |b| {
+            b.iter(|| encode(table, black_box(batches), true))
         });
     }
     if std::env::var_os("XPROF_SQL_BENCH_COLUMNS").is_some() {
@@ -108,9 +123,16 @@ fn bench_encode(c: &mut Criterion) {
             let schema = batches[0].schema();
             for (i, field) in schema.fields().iter().enumerate() {
                 let one: Vec<_> = batches.iter().map(|b| b.project(&[i]).unwrap()).collect();
-                g.bench_function(format!("{}.{}", table.name(), field.name()), |b| {
-                    b.iter(|| encode(table, black_box(&one)))
-                });
+                let name = format!("{}.{}", table.name(), field.name());
+                g.bench_function(&name, |b| b.iter(|| encode(table, black_box(&one), false)));
+                if matches!(
+                    field.data_type(),
+                    arrow::datatypes::DataType::Dictionary(..)
+                ) {
+                    g.bench_function(format!("{name}/arrow_writer"), |b| {
+                        b.iter(|| encode(table, black_box(&one), true))
+                    });
+                }
             }
         }
     }

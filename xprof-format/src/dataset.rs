@@ -17,13 +17,13 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use arrow::record_batch::RecordBatch;
-use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::metadata::{KeyValue, SortingColumn};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use crate::error::{FormatError, Result};
 use crate::schema::{ColumnType, SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_KEY, Table};
+use crate::table_file::TableFileWriter;
 
 /// File extension of dataset files.
 pub const EXTENSION: &str = "parquet";
@@ -238,7 +238,7 @@ pub fn part_name(trace_id: i32, host: &str) -> String {
     format!("{trace_id:06}-{host}")
 }
 
-type FileWriter = ArrowWriter<BufWriter<File>>;
+type FileWriter = TableFileWriter<BufWriter<File>>;
 
 /// A table's writer: on the caller's thread, or on its own thread fed
 /// through a bounded channel (the big tables, so encoding and compressing
@@ -366,10 +366,10 @@ impl PartWriter {
                 path: tmp.clone(),
                 source,
             })?;
-            let writer = ArrowWriter::try_new(
+            let writer = TableFileWriter::try_new(
                 BufWriter::with_capacity(1 << 20, file),
                 table.schema(),
-                Some(writer_properties(table, &self.options)),
+                writer_properties(table, &self.options),
             )
             .map_err(|source| FormatError::Parquet {
                 path: tmp.clone(),
@@ -451,6 +451,7 @@ impl Drop for PartWriter {
 mod tests {
     use super::*;
     use crate::builders::{Interner, TableBuilder};
+    use parquet::arrow::ArrowWriter;
 
     fn stat_batch() -> RecordBatch {
         let interner = Interner::new();

@@ -1,7 +1,9 @@
 //! `xprof-format` owns the normalized model of xprof-sql: the Arrow schema
 //! of every table and its documentation ([`schema`]), the batch builders
 //! converters write rows into ([`builders`]), the Parquet dataset layout
-//! ([`dataset`]), and the XSpace wire types ([`wire`]).
+//! ([`dataset`]) and its file writer ([`table_file`], with
+//! [`dict_column`] for dictionary strings), and the XSpace wire types
+//! ([`wire`]).
 //!
 //! It knows nothing of SQL: converters produce [`arrow::record_batch::RecordBatch`]es
 //! through it, and `xprof-query` registers them with DataFusion.
@@ -17,11 +19,13 @@
 
 pub mod builders;
 pub mod dataset;
+pub mod dict_column;
 pub mod docs;
 pub mod error;
 pub mod hash;
 pub mod rows;
 pub mod schema;
+pub mod table_file;
 pub mod table_rows;
 pub mod value;
 pub mod wire;

@@ -1,0 +1,193 @@
+//! The Parquet writer of one table file: arrow-rs' column writers for
+//! most columns, [`DictColumnWriter`] for dictionary strings.
+//!
+//! It does what `ArrowWriter` does with the same properties (row groups
+//! of at most `max_row_group_row_count` rows, the Arrow schema in the
+//! footer, page indexes), except that `Dictionary(Int32, Utf8)` columns
+//! keep the batches' dictionary indices instead of interning every row's
+//! string again (see [`crate::dict_column`]).
+
+use std::io::Write;
+
+use arrow::array::{Array, DictionaryArray};
+use arrow::datatypes::{DataType, Int32Type, SchemaRef};
+use arrow::record_batch::RecordBatch;
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_writer::{ArrowColumnWriter, ArrowRowGroupWriterFactory, compute_leaves};
+use parquet::errors::{ParquetError, Result};
+use parquet::file::metadata::ParquetMetaData;
+use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+
+use crate::dict_column::{self, DictColumnWriter};
+
+/// One column's writer in the row group being written.
+enum ColumnWriter {
+    Arrow(Box<ArrowColumnWriter>),
+    Dictionary(Box<DictColumnWriter>),
+}
+
+/// Writes record batches of one schema to a Parquet file.
+pub struct TableFileWriter<W: Write + Send> {
+    file: SerializedFileWriter<W>,
+    factory: ArrowRowGroupWriterFactory,
+    schema: SchemaRef,
+    /// Per column: written by [`DictColumnWriter`].
+    dictionary_columns: Vec<bool>,
+    max_row_group_rows: usize,
+    /// The row group being written and its rows so far.
+    row_group: Option<(Vec<ColumnWriter>, usize)>,
+    row_groups: usize,
+}
+
+impl<W: Write + Send> std::fmt::Debug for TableFileWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableFileWriter")
+            .field("row_groups", &self.row_groups)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<W: Write + Send> TableFileWriter<W> {
+    /// A writer of `schema`'s batches to `sink` under `props`.
+    pub fn try_new(sink: W, schema: SchemaRef, props: WriterProperties) -> Result<Self> {
+        let max_row_group_rows = props.max_row_group_row_count().unwrap_or(usize::MAX).max(1);
+        let (file, factory) =
+            ArrowWriter::try_new(sink, schema.clone(), Some(props))?.into_serialized_writer()?;
+        let descriptors = file.schema_descr();
+        if descriptors.num_columns() != schema.fields().len() {
+            return Err(ParquetError::General(
+                "nested columns are not supported by the table writer".into(),
+            ));
+        }
+        let props = file.properties();
+        let dictionary_columns = schema
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(i, field)| {
+                let path = descriptors.column(i).path().clone();
+                matches!(field.data_type(), DataType::Dictionary(k, v)
+                    if **k == DataType::Int32 && **v == DataType::Utf8)
+                    && props.dictionary_enabled(&path)
+                    && dict_column::supports(props.compression(&path))
+            })
+            .collect();
+        Ok(Self {
+            file,
+            factory,
+            schema,
+            dictionary_columns,
+            max_row_group_rows,
+            row_group: None,
+            row_groups: 0,
+        })
+    }
+
+    fn start_row_group(&mut self) -> Result<(Vec<ColumnWriter>, usize)> {
+        let arrow_writers = self.factory.create_column_writers(self.row_groups)?;
+        let descriptors = self.file.schema_descr();
+        let props = self.file.properties();
+        let writers = arrow_writers
+            .into_iter()
+            .enumerate()
+            .map(|(i, writer)| {
+                Ok(if self.dictionary_columns[i] {
+                    ColumnWriter::Dictionary(Box::new(DictColumnWriter::new(
+                        descriptors.column(i),
+                        props,
+                    )?))
+                } else {
+                    ColumnWriter::Arrow(Box::new(writer))
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok((writers, 0))
+    }
+
+    /// Appends a batch, closing row groups as they fill.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        if batch.schema().fields() != self.schema.fields() {
+            return Err(ParquetError::General(
+                "batch schema differs from the file's".into(),
+            ));
+        }
+        let mut offset = 0;
+        while offset < batch.num_rows() {
+            let (mut writers, rows) = match self.row_group.take() {
+                Some(group) => group,
+                None => self.start_row_group()?,
+            };
+            let take = (self.max_row_group_rows - rows).min(batch.num_rows() - offset);
+            let slice = batch.slice(offset, take);
+            for ((writer, field), column) in writers
+                .iter_mut()
+                .zip(self.schema.fields())
+                .zip(slice.columns())
+            {
+                match writer {
+                    ColumnWriter::Arrow(w) => {
+                        for leaf in compute_leaves(field, column)? {
+                            w.write(&leaf)?;
+                        }
+                    }
+                    ColumnWriter::Dictionary(w) => {
+                        let array = column
+                            .as_any()
+                            .downcast_ref::<DictionaryArray<Int32Type>>()
+                            .ok_or_else(|| {
+                                ParquetError::General(format!(
+                                    "column {} is not a dictionary",
+                                    field.name()
+                                ))
+                            })?;
+                        w.write(array)?;
+                    }
+                }
+            }
+            offset += take;
+            let rows = rows + take;
+            if rows == self.max_row_group_rows {
+                self.flush_row_group(writers)?;
+            } else {
+                self.row_group = Some((writers, rows));
+            }
+        }
+        Ok(())
+    }
+
+    fn flush_row_group(&mut self, writers: Vec<ColumnWriter>) -> Result<()> {
+        let mut row_group = self.file.next_row_group()?;
+        for writer in writers {
+            match writer {
+                ColumnWriter::Arrow(w) => w.close()?.append_to_row_group(&mut row_group)?,
+                ColumnWriter::Dictionary(w) => {
+                    let (bytes, close) = w.close()?;
+                    row_group.append_column(&bytes, close)?;
+                }
+            }
+        }
+        row_group.close()?;
+        self.row_groups += 1;
+        Ok(())
+    }
+
+    fn finish_row_group(&mut self) -> Result<()> {
+        match self.row_group.take() {
+            Some((writers, rows)) if rows > 0 => self.flush_row_group(writers),
+            _ => Ok(()),
+        }
+    }
+
+    /// Writes the last row group and the footer.
+    pub fn close(mut self) -> Result<ParquetMetaData> {
+        self.finish_row_group()?;
+        self.file.close()
+    }
+
+    /// Writes the last row group and the footer, and returns the sink.
+    pub fn into_inner(mut self) -> Result<W> {
+        self.finish_row_group()?;
+        self.file.into_inner()
+    }
+}
