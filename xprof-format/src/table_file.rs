@@ -38,6 +38,9 @@ pub struct TableFileWriter<W: Write + Send> {
     /// The row group being written and its rows so far.
     row_group: Option<(Vec<ColumnWriter>, usize)>,
     row_groups: usize,
+    /// A write failed part-way: the open row group's columns may hold
+    /// different rows, so nothing more is written.
+    failed: bool,
 }
 
 impl<W: Write + Send> std::fmt::Debug for TableFileWriter<W> {
@@ -81,6 +84,7 @@ impl<W: Write + Send> TableFileWriter<W> {
             max_row_group_rows,
             row_group: None,
             row_groups: 0,
+            failed: false,
         })
     }
 
@@ -105,8 +109,26 @@ impl<W: Write + Send> TableFileWriter<W> {
         Ok((writers, 0))
     }
 
-    /// Appends a batch, closing row groups as they fill.
+    /// Appends a batch, closing row groups as they fill. After an error
+    /// the writer is spent: later writes and closing fail too, rather
+    /// than finish a file without the rows of the failed row group.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.check_not_failed()?;
+        let written = self.write_batch(batch);
+        self.failed = written.is_err();
+        written
+    }
+
+    fn check_not_failed(&self) -> Result<()> {
+        if self.failed {
+            return Err(ParquetError::General(
+                "an earlier write to this file failed".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
         if batch.schema().fields() != self.schema.fields() {
             return Err(ParquetError::General(
                 "batch schema differs from the file's".into(),
@@ -181,12 +203,14 @@ impl<W: Write + Send> TableFileWriter<W> {
 
     /// Writes the last row group and the footer.
     pub fn close(mut self) -> Result<ParquetMetaData> {
+        self.check_not_failed()?;
         self.finish_row_group()?;
         self.file.close()
     }
 
     /// Writes the last row group and the footer, and returns the sink.
     pub fn into_inner(mut self) -> Result<W> {
+        self.check_not_failed()?;
         self.finish_row_group()?;
         self.file.into_inner()
     }

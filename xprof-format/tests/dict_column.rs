@@ -389,3 +389,33 @@ fn a_batch_of_another_schema_is_refused() {
     .unwrap();
     assert!(writer.write(&other).is_err());
 }
+
+/// A write that fails part-way (a NULL dictionary value in the required
+/// `key` column, which `RecordBatch` validation does not see) spends the
+/// writer: no later write or close can finish a file that lacks rows.
+#[test]
+fn after_a_failed_write_nothing_more_is_written() {
+    let mut writer =
+        TableFileWriter::try_new(Vec::new(), schema(), props(10, 100).build()).unwrap();
+    let good = batches(7, &[(30, 5)]);
+    writer.write(&good[0]).unwrap();
+    let key: DictionaryArray<Int32Type> = DictionaryArray::try_new(
+        Int32Array::from(vec![0, 1]),
+        Arc::new(StringArray::from(vec![Some("a"), None])),
+    )
+    .unwrap();
+    let name: DictionaryArray<Int32Type> = vec!["x", "y"].into_iter().collect();
+    let bad = RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(Int64Array::from(vec![30, 31])),
+            Arc::new(name),
+            Arc::new(key),
+        ],
+    )
+    .unwrap();
+    let error = writer.write(&bad).unwrap_err().to_string();
+    assert!(error.contains("NULL in a required column"), "{error}");
+    assert!(writer.write(&good[0]).is_err());
+    assert!(writer.into_inner().is_err());
+}
