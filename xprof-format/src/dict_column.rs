@@ -163,11 +163,6 @@ impl DictColumnWriter {
         })
     }
 
-    /// Rows written so far.
-    pub fn rows(&self) -> u64 {
-        self.rows
-    }
-
     /// Appends a batch of the column. Values must be `Utf8`; a NULL key or
     /// a NULL value is a NULL row.
     pub fn write(&mut self, array: &DictionaryArray<Int32Type>) -> Result<()> {
@@ -196,11 +191,17 @@ impl DictColumnWriter {
         while start < keys.len() {
             let take = (self.page_row_limit - self.page_rows).min(keys.len() - start);
             let end = start + take;
-            if no_nulls && !self.nullable {
+            if no_nulls {
                 for &key in &keys.values()[start..end] {
                     let index = self.remap[key as usize];
                     self.push_index(index);
                 }
+                if self.nullable {
+                    self.page_levels.resize(self.page_levels.len() + take, 1);
+                }
+            } else if self.nullable && keys.null_count() == keys.len() {
+                self.page_levels.resize(self.page_levels.len() + take, 0);
+                self.page_nulls += take;
             } else {
                 for row in start..end {
                     let index = if keys.is_valid(row) {

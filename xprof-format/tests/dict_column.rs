@@ -419,3 +419,34 @@ fn after_a_failed_write_nothing_more_is_written() {
     assert!(writer.write(&good[0]).is_err());
     assert!(writer.into_inner().is_err());
 }
+
+/// A nullable column whose batch holds no NULL (the common case for
+/// `events`' names) next to one whose batch is all NULL.
+#[test]
+fn nullable_columns_without_nulls_and_all_null() {
+    let name: DictionaryArray<Int32Type> = ["b", "a", "b", "c"]
+        .iter()
+        .cycle()
+        .take(50)
+        .copied()
+        .collect();
+    let key: DictionaryArray<Int32Type> = vec!["k"; 50].into_iter().collect();
+    let ids: Int64Array = (0..50).collect();
+    let full = RecordBatch::try_new(
+        schema(),
+        vec![Arc::new(ids), Arc::new(name), Arc::new(key.clone())],
+    )
+    .unwrap();
+    let empty: DictionaryArray<Int32Type> = DictionaryArray::try_new(
+        Int32Array::from(vec![None::<i32>; 50]),
+        Arc::new(StringArray::from(vec!["unused"])),
+    )
+    .unwrap();
+    let ids: Int64Array = (50..100).collect();
+    let nulls = RecordBatch::try_new(
+        schema(),
+        vec![Arc::new(ids), Arc::new(empty), Arc::new(key)],
+    )
+    .unwrap();
+    round_trip(&[full, nulls], props(16, 1000).build());
+}
