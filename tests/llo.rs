@@ -23,30 +23,12 @@ use xprof_sql::convert::synthetic::llo::{
 
 const FIXTURE: &str = "tpu/synthetic_llo.xplane.pb";
 
-fn tokio_run<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(f)
-}
-
 fn truth() -> LloTruth {
     llo_space_bytes(&LloSpec::default()).1
 }
 
 fn rows(sql: &str) -> Vec<Row> {
     tokio_run(query_rows(&[fixture(FIXTURE)], sql))
-}
-
-fn s(r: &Row, k: &str) -> String {
-    r[k].as_str()
-        .unwrap_or_else(|| panic!("{k} in {r:?}"))
-        .to_string()
-}
-
-fn i(r: &Row, k: &str) -> i64 {
-    r[k].as_i64().unwrap_or_else(|| panic!("{k} in {r:?}"))
 }
 
 /// The union length of intervals (touching ones merge).

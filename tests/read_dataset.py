@@ -12,8 +12,11 @@ import pyarrow.parquet as pq
 root = pathlib.Path(sys.argv[1])
 tables = ["traces", "devices", "device_args", "tracks", "events", "event_args",
           "event_metadata", "metadata_args", "stat_metadata", "counters", "flows", "hlo_ops",
-          "hlo_instructions", "profile_nodes", "node_metrics"]
-SCHEMA_VERSION = b"3"  # xprof_format::SCHEMA_VERSION
+          "hlo_instructions", "llo_programs", "llo_regions", "llo_bundle_units",
+          "llo_program_instructions", "llo_allocations", "llo_dump_bundles", "llo_dump_ops",
+          "llo_dump_bundle_units", "llo_dump_schedule", "llo_dump_allocations",
+          "profile_nodes", "node_metrics"]
+SCHEMA_VERSION = b"4"  # xprof_format::SCHEMA_VERSION
 for t in tables:
     files = sorted((root / t).glob("*.parquet"))
     assert files, f"{t}: no files"

@@ -199,6 +199,30 @@ pub fn split_csv(line: &str) -> Vec<String> {
 /// A row of a query result as a JSON object (NULL columns absent).
 pub type Row = serde_json::Map<String, serde_json::Value>;
 
+/// Runs `f` to completion on a fresh multi-threaded runtime.
+pub fn tokio_run<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+/// The string in column `k` of `r`; panics naming it when absent or NULL.
+pub fn s(r: &Row, k: &str) -> String {
+    r.get(k)
+        .and_then(|v| v.as_str())
+        .unwrap_or_else(|| panic!("{k} in {r:?}"))
+        .to_string()
+}
+
+/// The integer in column `k` of `r`; panics naming it when absent or NULL.
+pub fn i(r: &Row, k: &str) -> i64 {
+    r.get(k)
+        .and_then(|v| v.as_i64())
+        .unwrap_or_else(|| panic!("{k} in {r:?}"))
+}
+
 /// The rows of `sql` over the profiles at `paths` (files, folders or
 /// datasets), as JSON objects.
 pub async fn query_rows<P: AsRef<std::path::Path>>(paths: &[P], sql: &str) -> Vec<Row> {

@@ -29,6 +29,8 @@ pub mod chrome;
 pub mod error;
 pub mod input;
 pub mod json;
+pub mod llo_dump;
+pub mod llo_proto;
 pub mod mosaic_gpu;
 pub mod msgpack;
 pub mod names;

@@ -12,6 +12,11 @@
 /// `xla.HloProto` bytes (decoded into `hlo_instructions`).
 pub const HLO_PROTO_STAT: &str = "Hlo Proto";
 
+/// The `/host:metadata` event-metadata stat holding a program's compiled
+/// LLO (`xla.xprof.LloModuleProto` bytes, decoded into the `llo_*` tables)
+/// in a TPU kernel-profiling capture.
+pub const LLO_PROTO_STAT: &str = "llo_proto";
+
 /// Kind of a device (an XPlane, a process), from its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -162,12 +167,22 @@ impl LineKind {
             "Pallas Primitives" => with_role("pallas_primitives", Role::InKernel),
             "LLO Instructions" => with_role("llo_instructions", Role::InKernel),
             "LLO Utilization" => plain("llo_utilization"),
-            "XLA TraceMe" => plain("traceme"),
+            // Mosaic pipeline stages and named scopes: inside kernels on
+            // accelerators (they get `kernel_event_id`).
+            "XLA TraceMe" => with_role("traceme", Role::InKernel),
+            // Zero-length LLO region-entry markers (`bundle.<id>`) of a
+            // kernel-profiling capture (libtpu's custom-call region trace).
+            "Tensor Core" if device == DeviceKind::Tpu => {
+                with_role("llo_region_markers", Role::InKernel)
+            }
             "Framework Ops" => plain("framework_ops"),
             "Framework Name Scope" => plain("framework_name_scope"),
             // Source-line regions of a kernel's LLO (contained in it).
             "Source code" | "Source Lines" => with_role("source", Role::InKernel),
-            "_counters_" => plain("counters"),
+            // On TPUs the samples sit inside kernels (the static per-region
+            // utilization of a kernel-profiling capture, or hardware
+            // counters): they get `kernel_event_id` there.
+            "_counters_" => with_role("counters", Role::InKernel),
             "Launch Stats" => plain("launch_stats"),
             "Host Offload Ops" => plain("host_offload_ops"),
             _ => {
@@ -238,6 +253,17 @@ mod tests {
         assert_eq!(LineKind::of("Stream #1", DeviceKind::Gpu).kind, "stream");
         assert_eq!(LineKind::of("main", DeviceKind::Host).kind, "thread");
         assert!(LineKind::of("TC Stats 0", DeviceKind::Tpu).is_counters());
+        let k = LineKind::of("Tensor Core", DeviceKind::Tpu);
+        assert_eq!((k.kind, k.role), ("llo_region_markers", Role::InKernel));
+        assert_eq!(LineKind::of("Tensor Core", DeviceKind::Gpu).kind, "other");
+        let k = LineKind::of("XLA TraceMe", DeviceKind::Tpu);
+        assert_eq!((k.kind, k.role), ("traceme", Role::InKernel));
+        let k = LineKind::of("_counters_", DeviceKind::Tpu);
+        assert_eq!((k.kind, k.role), ("counters", Role::InKernel));
+        assert_eq!(
+            LineKind::of("_counters_", DeviceKind::Host).role,
+            Role::Other
+        );
         assert!(LineKind::of("LLO Utilization", DeviceKind::Tpu).is_counters());
         assert_eq!(
             LineKind::of("Source code", DeviceKind::Tpu).role,

@@ -166,6 +166,7 @@ pub static READERS: &[&dyn ProfileReader] = &[
     &crate::chrome::ChromeTraceReader,
     &crate::proton_tree::ProtonTreeReader,
     &crate::xspace::XSpaceReader,
+    &crate::llo_dump::LloDumpReader,
 ];
 
 /// The reader named `name` (case-insensitive).

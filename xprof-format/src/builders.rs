@@ -11,9 +11,9 @@ use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayBuilder, ArrayRef, ArrowPrimitiveType, BinaryBuilder, DictionaryArray, Float64Builder,
-    Int32Array, Int32Builder, Int64Builder, ListBuilder, PrimitiveArray, StringArray,
-    StringBuilder, UInt64Builder,
+    ArrayBuilder, ArrayRef, ArrowPrimitiveType, BinaryBuilder, BooleanBuilder, DictionaryArray,
+    Float64Builder, Int32Array, Int32Builder, Int64Builder, ListBuilder, PrimitiveArray,
+    StringArray, StringBuilder, UInt64Builder,
 };
 use arrow::buffer::NullBuffer;
 use arrow::datatypes::Int32Type;
@@ -317,6 +317,7 @@ pub enum ColumnBuilder {
     Int64(Int64Builder),
     UInt64(UInt64Builder),
     Float64(Float64Builder),
+    Boolean(BooleanBuilder),
     Utf8(StringBuilder),
     Dict(DictBuilder),
     Binary(BinaryBuilder),
@@ -331,6 +332,7 @@ impl ColumnBuilder {
             ColumnType::Int64 => Self::Int64(Int64Builder::with_capacity(capacity)),
             ColumnType::UInt64 => Self::UInt64(UInt64Builder::with_capacity(capacity)),
             ColumnType::Float64 => Self::Float64(Float64Builder::with_capacity(capacity)),
+            ColumnType::Boolean => Self::Boolean(BooleanBuilder::with_capacity(capacity)),
             ColumnType::Utf8 => Self::Utf8(StringBuilder::new()),
             ColumnType::DictUtf8 => Self::Dict(DictBuilder::default()),
             ColumnType::Binary => Self::Binary(BinaryBuilder::new()),
@@ -345,6 +347,7 @@ impl ColumnBuilder {
             Self::Int64(b) => b.len(),
             Self::UInt64(b) => b.len(),
             Self::Float64(b) => b.len(),
+            Self::Boolean(b) => b.len(),
             Self::Utf8(b) => b.len(),
             Self::Dict(b) => b.len(),
             Self::Binary(b) => b.len(),
@@ -359,6 +362,7 @@ impl ColumnBuilder {
             Self::Int64(b) => Arc::new(b.finish()),
             Self::UInt64(b) => Arc::new(b.finish()),
             Self::Float64(b) => Arc::new(b.finish()),
+            Self::Boolean(b) => Arc::new(b.finish()),
             Self::Utf8(b) => Arc::new(b.finish()),
             Self::Dict(b) => b.finish(interner),
             Self::Binary(b) => Arc::new(b.finish()),

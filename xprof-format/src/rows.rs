@@ -31,7 +31,7 @@ use arrow::array::{
     UInt64Array,
 };
 use arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
-use arrow::datatypes::{Int32Type, Int64Type};
+use arrow::datatypes::{Int32Type, Int64Type, UInt64Type};
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
 
@@ -59,7 +59,7 @@ pub struct EventRow {
     pub device_duration_ps: Option<i64>,
     pub hlo_op: Option<Sym>,
     pub hlo_module: Option<Sym>,
-    pub program_id: Option<i64>,
+    pub program_id: Option<u64>,
     pub tf_op: Option<Sym>,
     pub hlo_category: Option<Sym>,
     pub flops: Option<i64>,
@@ -97,7 +97,7 @@ pub struct EventsBuilder {
     device_duration_ps: PrimCol<Int64Type>,
     hlo_op: DictBuilder,
     hlo_module: DictBuilder,
-    program_id: PrimCol<Int64Type>,
+    program_id: PrimCol<UInt64Type>,
     tf_op: DictBuilder,
     hlo_category: DictBuilder,
     flops: PrimCol<Int64Type>,
@@ -135,7 +135,7 @@ impl EventsBuilder {
             device_duration_ps: p(),
             hlo_op: DictBuilder::default(),
             hlo_module: DictBuilder::default(),
-            program_id: p(),
+            program_id: PrimCol::with_capacity(capacity),
             tf_op: DictBuilder::default(),
             hlo_category: DictBuilder::default(),
             flops: p(),
@@ -234,7 +234,7 @@ impl EventsBuilder {
             opt(&mut self.device_duration_ps),
             self.hlo_op.finish_front(n, interner),
             self.hlo_module.finish_front(n, interner),
-            opt(&mut self.program_id),
+            Arc::new(self.program_id.finish_front(n, cap)),
             self.tf_op.finish_front(n, interner),
             self.hlo_category.finish_front(n, interner),
             opt(&mut self.flops),

@@ -15,7 +15,12 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 /// 2: events are numbered in `(track_id, ts_ps)` order and every table is
 /// written in its declared order (version 1 files could break the order
 /// they declared, so they are refused rather than trusted).
-pub const SCHEMA_VERSION: i32 = 3;
+///
+/// 4: `program_id` is unsigned (`BIGINT UNSIGNED`) in `events`, `hlo_ops`
+/// and `hlo_instructions`, as XLA writes it (ids above 2^63 read as
+/// negative numbers before), and the `llo_*` tables decoded from
+/// `llo_proto` payloads are added.
+pub const SCHEMA_VERSION: i32 = 4;
 
 /// Parquet key-value metadata key holding [`SCHEMA_VERSION`].
 pub const SCHEMA_VERSION_KEY: &str = "xprof_sql.schema_version";
@@ -37,6 +42,8 @@ pub enum ColumnType {
     UInt64,
     /// `Float64`.
     Float64,
+    /// `Boolean`.
+    Boolean,
     /// `Utf8`.
     Utf8,
     /// `Dictionary(Int32, Utf8)`: repeated names.
@@ -57,6 +64,7 @@ impl ColumnType {
             ColumnType::Int64 => DataType::Int64,
             ColumnType::UInt64 => DataType::UInt64,
             ColumnType::Float64 => DataType::Float64,
+            ColumnType::Boolean => DataType::Boolean,
             ColumnType::Utf8 => DataType::Utf8,
             ColumnType::DictUtf8 => {
                 DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
@@ -78,6 +86,7 @@ impl ColumnType {
             ColumnType::Int64 => "BIGINT",
             ColumnType::UInt64 => "BIGINT UNSIGNED",
             ColumnType::Float64 => "DOUBLE",
+            ColumnType::Boolean => "BOOLEAN",
             ColumnType::Utf8 => "VARCHAR",
             ColumnType::DictUtf8 => "VARCHAR (dictionary)",
             ColumnType::Binary => "BYTEA",
@@ -167,6 +176,26 @@ pub enum Table {
     HloOps,
     /// Instructions of the HLO modules in `/host:metadata`.
     HloInstructions,
+    /// Decoded `llo_proto` payloads (LLO programs).
+    LloPrograms,
+    /// Region trees of LLO programs.
+    LloRegions,
+    /// Static per-bundle slot use of each unit.
+    LloBundleUnits,
+    /// Instructions of LLO programs.
+    LloProgramInstructions,
+    /// Buffer allocations of LLO programs.
+    LloAllocations,
+    /// Bundles of an LLO compiler dump.
+    LloDumpBundles,
+    /// Ops of an LLO compiler dump.
+    LloDumpOps,
+    /// Per-bundle unit use of an LLO compiler dump.
+    LloDumpBundleUnits,
+    /// Schedule analysis of an LLO compiler dump.
+    LloDumpSchedule,
+    /// Allocations of an LLO compiler dump.
+    LloDumpAllocations,
     /// Nodes of an untimed call tree (Proton's tree profile).
     ProfileNodes,
     /// Metrics of those nodes not promoted to columns.
@@ -175,7 +204,7 @@ pub enum Table {
 
 impl Table {
     /// Every table, in documentation order.
-    pub const ALL: [Table; 15] = [
+    pub const ALL: [Table; 25] = [
         Table::Traces,
         Table::Devices,
         Table::DeviceArgs,
@@ -189,6 +218,16 @@ impl Table {
         Table::Flows,
         Table::HloOps,
         Table::HloInstructions,
+        Table::LloPrograms,
+        Table::LloRegions,
+        Table::LloBundleUnits,
+        Table::LloProgramInstructions,
+        Table::LloAllocations,
+        Table::LloDumpBundles,
+        Table::LloDumpOps,
+        Table::LloDumpBundleUnits,
+        Table::LloDumpSchedule,
+        Table::LloDumpAllocations,
         Table::ProfileNodes,
         Table::NodeMetrics,
     ];
@@ -209,6 +248,16 @@ impl Table {
             Table::Flows => &FLOWS,
             Table::HloOps => &HLO_OPS,
             Table::HloInstructions => &HLO_INSTRUCTIONS,
+            Table::LloPrograms => &LLO_PROGRAMS,
+            Table::LloRegions => &LLO_REGIONS,
+            Table::LloBundleUnits => &LLO_BUNDLE_UNITS,
+            Table::LloProgramInstructions => &LLO_PROGRAM_INSTRUCTIONS,
+            Table::LloAllocations => &LLO_ALLOCATIONS,
+            Table::LloDumpBundles => &LLO_DUMP_BUNDLES,
+            Table::LloDumpOps => &LLO_DUMP_OPS,
+            Table::LloDumpBundleUnits => &LLO_DUMP_BUNDLE_UNITS,
+            Table::LloDumpSchedule => &LLO_DUMP_SCHEDULE,
+            Table::LloDumpAllocations => &LLO_DUMP_ALLOCATIONS,
             Table::ProfileNodes => &PROFILE_NODES,
             Table::NodeMetrics => &NODE_METRICS,
         }
@@ -313,7 +362,7 @@ pub static TRACES: TableDef = TableDef {
             "source_format",
             Utf8,
             false,
-            "Input format, the name of the reader that converted it (`xprof_sql::convert::reader::READERS`): `xspace`, `chrome_trace` (Chrome Trace Event JSON: PyTorch Kineto, JAX `*.trace.json.gz`, Proton's kernel timeline and intra-kernel traces), `mosaic_gpu` (Mosaic GPU profiler traces) or `proton_tree` (Proton tree profiles, JSON or MessagePack).",
+            "Input format, the name of the reader that converted it (`xprof_sql::convert::reader::READERS`): `xspace`, `chrome_trace` (Chrome Trace Event JSON: PyTorch Kineto, JAX `*.trace.json.gz`, Proton's kernel timeline and intra-kernel traces), `mosaic_gpu` (Mosaic GPU profiler traces), `proton_tree` (Proton tree profiles, JSON or MessagePack) or `llo_dump` (one file of the TPU LLO compiler's dump folder; `start_unix_ns` is its file name's time stamp).",
         ),
         col(
             "source_path",
@@ -355,7 +404,7 @@ pub static TRACES: TableDef = TableDef {
             "schema_version",
             Int32,
             false,
-            "Schema version of the tables (2).",
+            "Schema version of the tables (`xprof_format::SCHEMA_VERSION`).",
         ),
         col(
             "converter_version",
@@ -521,7 +570,7 @@ pub static TRACKS: TableDef = TableDef {
             "kind",
             Utf8,
             false,
-            "`thread` (host threads), `stream` (GPU streams), `async` (a Chrome trace's async events of one name in one process), `steps`, `xla_modules`, `xla_ops`, `async_xla_ops`, `traceme`, `framework_ops`, `framework_name_scope`, `source` (`Source code`/`Source Lines`), `counters` (`_counters_`, `TC Stats`, `SC Stats`, `CMN Stats`), `launch_stats`, `sparse_core_steps`, `sparse_core_modules`, `sparse_core_ops`, `host_offload_ops`, `pallas` (the `PALLAS` kernel line), `llo_ops`, `pallas_primitives`, `llo_instructions`, `llo_unit` (a `<UNIT> Instructions` lane), `llo_utilization`, or `other`.",
+            "`thread` (host threads), `stream` (GPU streams), `async` (a Chrome trace's async events of one name in one process), `steps`, `xla_modules`, `xla_ops`, `async_xla_ops`, `traceme`, `framework_ops`, `framework_name_scope`, `source` (`Source code`/`Source Lines`), `counters` (`_counters_`, `TC Stats`, `SC Stats`, `CMN Stats`), `launch_stats`, `sparse_core_steps`, `sparse_core_modules`, `sparse_core_ops`, `host_offload_ops`, `pallas` (the `PALLAS` kernel line), `llo_ops`, `pallas_primitives`, `llo_instructions`, `llo_unit` (a `<UNIT> Instructions` lane), `llo_utilization`, `llo_region_markers` (the TPU `Tensor Core` line of a kernel-profiling capture: zero-length LLO region-entry markers `bundle.<id>`), or `other`.",
         ),
         col(
             "unit",
@@ -637,7 +686,12 @@ pub static EVENTS: TableDef = TableDef {
         ),
         col("hlo_op", DictUtf8, true, "Stat `hlo_op`."),
         col("hlo_module", DictUtf8, true, "Stat `hlo_module`."),
-        col("program_id", Int64, true, "Stat `program_id`."),
+        col(
+            "program_id",
+            UInt64,
+            true,
+            "Stat `program_id` (unsigned, as XLA writes it).",
+        ),
         col(
             "tf_op",
             DictUtf8,
@@ -671,7 +725,7 @@ pub static EVENTS: TableDef = TableDef {
             "kernel_event_id",
             Int64,
             true,
-            "On accelerators, for events inside kernels (LLO instruction lanes, `LLO Ops`, `Pallas Primitives`, `Source code`/`Source Lines`): the `XLA Ops`/`PALLAS` event of the same device containing this one; NULL elsewhere.",
+            "On accelerators, for events inside kernels (LLO instruction lanes, `LLO Ops`, `Pallas Primitives`, `Source code`/`Source Lines`, `XLA TraceMe` stages and scopes, `Tensor Core` region markers, `_counters_` samples): the `XLA Ops`/`PALLAS` event of the same device containing this one; NULL elsewhere.",
         ),
         col(
             "stat_count",
@@ -863,7 +917,12 @@ pub static HLO_OPS: TableDef = TableDef {
             false,
             "Event metadata id; joins `events.metadata_id`.",
         ),
-        col("program_id", Int64, true, "Stat `program_id`."),
+        col(
+            "program_id",
+            UInt64,
+            true,
+            "Stat `program_id` (unsigned, as XLA writes it).",
+        ),
         col("hlo_module", Utf8, true, "Stat `hlo_module`."),
         col(
             "hlo_op",
@@ -903,9 +962,9 @@ pub static HLO_INSTRUCTIONS: TableDef = TableDef {
         ),
         col(
             "program_id",
-            Int64,
+            UInt64,
             true,
-            "Stat `program_id` of that metadata, else `HloModuleProto.id`.",
+            "Stat `program_id` of that metadata (unsigned), else `HloModuleProto.id`.",
         ),
         col("hlo_module", Utf8, false, "`HloModuleProto.name`."),
         col(
@@ -1011,6 +1070,573 @@ pub static HLO_INSTRUCTIONS: TableDef = TableDef {
             true,
             "The instruction's Python stack from the module's stack frame index, innermost first, one `file:line:column` per line.",
         ),
+    ],
+};
+
+/// Columns that start every `llo_*` table decoded from `llo_proto`: where
+/// the payload was, and its HLO op.
+const LLO_KEY: [ColumnDef; 4] = [
+    TRACE_ID,
+    DEVICE_ID,
+    col(
+        "metadata_id",
+        Int64,
+        false,
+        "Event metadata of `/host:metadata` whose `llo_proto` stat holds the program; joins `llo_programs`, `event_metadata` and `metadata_args`.",
+    ),
+    col(
+        "hlo_op",
+        Utf8,
+        false,
+        "The program's HLO op (`llo_proto` field 1, `hlo_instruction_name`): the `display_name` of its `XLA Ops` events.",
+    ),
+];
+
+/// `llo_programs`.
+pub static LLO_PROGRAMS: TableDef = TableDef {
+    name: "llo_programs",
+    doc: "One row per `llo_proto` payload of a TPU kernel-profiling capture (an event metadata of `/host:metadata` named `<module>(<module id>)::<HLO op>`): the compiled LLO program of one HLO op, decoded (static: the compiler's schedule, not a measurement). A payload that does not decode is a row with `decode_status` saying why, and its bytes stay in `metadata_args`.",
+    sort_by: &["device_id", "metadata_id"],
+    columns: &concat::<4, 10, 14>(
+        LLO_KEY,
+        [
+            col(
+                "program",
+                Utf8,
+                false,
+                "The event metadata name, `<module>(<module id>)::<HLO op>`.",
+            ),
+            col(
+                "hlo_module",
+                Utf8,
+                true,
+                "The HLO module (`llo_proto` field 10), e.g. `jit_matmul_optimized`.",
+            ),
+            col(
+                "module_id",
+                Int64,
+                true,
+                "`HloModuleProto.id` (field 11), the `(35)` of the name; NULL when the payload did not decode.",
+            ),
+            col("bytes", Int64, false, "Size of the payload."),
+            col(
+                "bundles",
+                Int64,
+                true,
+                "Bundles (schedule slots) of the program: the length of its static utilization arrays, XProf's `total_bundles`.",
+            ),
+            col("regions", Int64, true, "Regions in `llo_regions`."),
+            col(
+                "instructions",
+                Int64,
+                true,
+                "Instructions in `llo_program_instructions`, XProf's `total_instructions` of `get_llo_dump_analysis --mode=opcodes`.",
+            ),
+            col(
+                "analysis_instructions",
+                Int64,
+                true,
+                "Instructions XProf's `get_llo_analysis` counts for the program (`total_instructions` there): it walks a loop's pre-header, body and exit and a predicated region's body and fall-through only.",
+            ),
+            col(
+                "allocations",
+                Int64,
+                true,
+                "Buffer allocations in `llo_allocations`.",
+            ),
+            col(
+                "decode_status",
+                Utf8,
+                false,
+                "`ok`, or why the payload did not decode (with the byte offset).",
+            ),
+        ],
+    ),
+};
+
+/// `llo_regions`.
+pub static LLO_REGIONS: TableDef = TableDef {
+    name: "llo_regions",
+    doc: "The region tree of each LLO program (static), as XProf's `get_llo_dump_analysis --mode=region_tree` shows it: one row per node, in program order. A loop or predicated region is a node of its own (`kind` `loop`/`predicated_region`, no region id) whose children are its parts (`pre_header`, `body`, `check_branch_region`, ...).",
+    sort_by: &["device_id", "metadata_id"],
+    columns: &concat::<4, 16, 20>(
+        LLO_KEY,
+        [
+            col(
+                "node",
+                Int64,
+                false,
+                "Position of the node in program order (0 is the root); `parent_node` refers to it.",
+            ),
+            col(
+                "parent_node",
+                Int64,
+                true,
+                "`node` of the enclosing node; NULL for the root.",
+            ),
+            col("depth", Int32, false, "Depth in the tree (0 for the root)."),
+            col(
+                "region_id",
+                Int64,
+                true,
+                "The LLO region id (`ordinal`): the id of the `Tensor Core` markers (`llo_region_entries.region_id`), the `_counters_` regions and the compiler's `$regionN`; NULL on loop and predicated-region nodes.",
+            ),
+            col(
+                "parent_region_id",
+                Int64,
+                true,
+                "`region_id` of the nearest enclosing region.",
+            ),
+            col(
+                "name",
+                Utf8,
+                false,
+                "XProf's node name: the region's own name, else `top` (root), `sub_region`, `loop`, `predicated_region`, or the part it is (`pre_header`, `header`, `header_branch`, `body`, `footer`, `footer_branch`, `exit`, `check_region`, `check_branch_region`, `predicated_region`, `fallthru_region`).",
+            ),
+            col(
+                "kind",
+                Utf8,
+                false,
+                "XProf's node kind: `region` (the root and the parts of loops and predicated regions), `sub_region`, `loop`, `predicated_region`.",
+            ),
+            col(
+                "start_bundle",
+                Int64,
+                true,
+                "First bundle (XProf's `start_bundleno`); NULL when the region is not placed (written as -1).",
+            ),
+            col(
+                "limit_bundle",
+                Int64,
+                true,
+                "Bundle past the last (`limit_bundleno`); NULL when not placed.",
+            ),
+            col(
+                "instructions",
+                Int64,
+                false,
+                "Instructions directly in the region (XProf's `num_instructions`, not counting nested regions).",
+            ),
+            col(
+                "trip_count",
+                Int64,
+                true,
+                "On a `loop` node: its trips, from the loop's index space ((limit - start) / step).",
+            ),
+            col(
+                "region_path",
+                Utf8,
+                false,
+                "The node's path as XProf's `bundle_util` names the innermost region of a bundle (`region/region/loop/region`, ...).",
+            ),
+            col(
+                "named_scope",
+                Utf8,
+                true,
+                "The named scopes (outermost first, joined by `/`) that most of the region's own instructions carry, from the program's provenance (`llo_program_instructions`); NULL when none carries one.",
+            ),
+            col("primitive", Utf8, true, "Likewise, the JAX primitive."),
+            col("source_file", Utf8, true, "Likewise, the source file."),
+            col("source_line", Int64, true, "Likewise, the source line."),
+        ],
+    ),
+};
+
+/// `llo_bundle_units`.
+pub static LLO_BUNDLE_UNITS: TableDef = TableDef {
+    name: "llo_bundle_units",
+    doc: "Static slot use of each functional unit in each bundle of an LLO program (`llo_proto` field 6; XProf's `bundle_util` rows, one row per bundle and unit here): what the compiler scheduled, not a measurement. Spills and fills are units with no capacity.",
+    sort_by: &["device_id", "metadata_id"],
+    columns: &concat::<4, 6, 10>(
+        LLO_KEY,
+        [
+            col("bundle", Int64, false, "Bundle (schedule slot) number."),
+            col(
+                "unit",
+                Utf8,
+                false,
+                "Unit in this project's vocabulary: `MXU`, `XLU`, `VALU`, `EUP`, `VLD`, `VST`, `SALU`, `SPILL`, `FILL` (the same names as `tracks.unit` and `unit_counters.unit`).",
+            ),
+            col(
+                "xprof_unit",
+                Utf8,
+                false,
+                "The unit as XProf's `bundle_util` names it: `mxu`, `xlu`, `vector_alu`, `vector_eup`, `vector_load`, `vector_store`, `scalar_alu`, `spill`, `fill`.",
+            ),
+            col(
+                "used",
+                Int64,
+                false,
+                "Slots of the unit used in the bundle.",
+            ),
+            col(
+                "capacity",
+                Int64,
+                true,
+                "Slots of the unit per bundle; NULL for spills and fills.",
+            ),
+            col(
+                "region_id",
+                Int64,
+                true,
+                "The region holding the bundle (`llo_regions.region_id`): of the placed regions whose range holds it, the last in program order (the innermost where regions nest), as XProf's `region_path` picks it.",
+            ),
+        ],
+    ),
+};
+
+/// `llo_program_instructions`.
+pub static LLO_PROGRAM_INSTRUCTIONS: TableDef = TableDef {
+    name: "llo_program_instructions",
+    doc: "Every instruction of every LLO program (static), with its opcode as XProf prints it, its category and execution unit, its bundle, its region, and where it came from (JAX primitive, named scopes, source line) when the program carries provenance.",
+    sort_by: &["device_id", "metadata_id"],
+    columns: &concat::<4, 15, 19>(
+        LLO_KEY,
+        [
+            col(
+                "instruction_id",
+                Int64,
+                false,
+                "Instruction id (the SSA number of the compiler's dumps, XProf's `ordinal`).",
+            ),
+            col(
+                "opcode",
+                Utf8,
+                false,
+                "Opcode as XProf names it (`OPCODE_VECTOR_LOAD`, ...; `OPCODE_UNKNOWN_<n>` for a value XProf 2.24.2 does not know).",
+            ),
+            col(
+                "opcode_value",
+                Int32,
+                false,
+                "The opcode's number as written.",
+            ),
+            col(
+                "category",
+                Utf8,
+                false,
+                "Category as XProf's `--mode=opcodes` prints it (`load_store`, `matrix`, `vector`, `scalar`, `dma`, `control`, ...).",
+            ),
+            col(
+                "unit",
+                Utf8,
+                false,
+                "Execution unit as XProf's `get_llo_analysis` counts it (`MXU`, `VALU`, `SALU`, `LOAD_STORE`, `DMA`, `XLU`, `SYNC`, `OTHER`, ...).",
+            ),
+            col(
+                "bundle",
+                Int64,
+                true,
+                "Bundle (schedule slot); NULL for an unscheduled instruction.",
+            ),
+            col(
+                "region_id",
+                Int64,
+                true,
+                "The region whose members hold the instruction.",
+            ),
+            col(
+                "mxu",
+                Int32,
+                true,
+                "MXU index on MXU-related ops (`llo_proto` instruction field 11, inferred).",
+            ),
+            col(
+                "register_type",
+                Utf8,
+                true,
+                "Class of the result register (`PREG`, `SREG`, `VMREG`, `VREG`, ...); NULL for none.",
+            ),
+            col(
+                "pseudo_kind",
+                Utf8,
+                true,
+                "Pseudo-instruction kind (`SPILL_TO_MEMORY`, `FILL_FROM_MEMORY`, `COPY_REGISTER`, ...); NULL for a real instruction.",
+            ),
+            col(
+                "comment",
+                Utf8,
+                true,
+                "The instruction's comment (`materialized constant`, `TraceMeStart(acc) [`, `BoundsCheck ...`).",
+            ),
+            col(
+                "primitive",
+                Utf8,
+                true,
+                "JAX primitive it lowers (`dot_general`, `dma_start`, ...), from the provenance table.",
+            ),
+            col(
+                "named_scope",
+                Utf8,
+                true,
+                "Named scopes, outermost first, joined by `/` (`ep_run_kernel/acc`).",
+            ),
+            col(
+                "source_file",
+                Utf8,
+                true,
+                "Source file of the innermost frame (XProf's source map).",
+            ),
+            col("source_line", Int64, true, "Its line."),
+        ],
+    ),
+};
+
+/// `llo_allocations`.
+pub static LLO_ALLOCATIONS: TableDef = TableDef {
+    name: "llo_allocations",
+    doc: "Buffer allocations of each LLO program (its constant pool's allocation entries, XProf's `--mode=spills` allocations): VMEM, SMEM and sync-flag buffers with their size and flags (static).",
+    sort_by: &["device_id", "metadata_id"],
+    columns: &concat::<4, 8, 12>(
+        LLO_KEY,
+        [
+            col(
+                "ordinal",
+                Int64,
+                false,
+                "Allocation number (`#allocationN` of the compiler's dumps).",
+            ),
+            col("size_bytes", Int64, false, "Size in bytes."),
+            col(
+                "memory_space",
+                Utf8,
+                false,
+                "`vmem`, `smem` or `sflag` for spaces 2, 3 and 4 (inferred from the dumps), else `space_<n>`.",
+            ),
+            col("space", Int32, false, "The memory space number as written."),
+            col("is_spill", Boolean, false, "A spill slot."),
+            col(
+                "is_scoped",
+                Boolean,
+                false,
+                "Scoped to the kernel (else at a fixed address).",
+            ),
+            col("is_virtual", Boolean, false, "Virtual."),
+            col("is_remote", Boolean, false, "Remote."),
+        ],
+    ),
+};
+
+const DUMP_OP: ColumnDef = col(
+    "hlo_op",
+    Utf8,
+    false,
+    "The HLO op the dump is of, from its file name `<ns>-<HLO op>-<pass>-<dump>.txt`; joins `llo_programs.hlo_op` and `llo_region_entries.hlo_op`.",
+);
+
+/// `llo_dump_bundles`.
+pub static LLO_DUMP_BUNDLES: TableDef = TableDef {
+    name: "llo_dump_bundles",
+    doc: "One row per bundle of an LLO compiler dump's final bundles (`…-final_bundles.txt` of `--xla_jf_dump_to`; static). The dump is of an uninstrumented compile, so addresses are not a capture's marker addresses: `region_id` links the two.",
+    sort_by: &["address"],
+    columns: &[
+        TRACE_ID,
+        DUMP_OP,
+        col(
+            "address",
+            Int64,
+            false,
+            "Bundle address (0, then `0x…` in the dump).",
+        ),
+        col(
+            "tag",
+            Utf8,
+            true,
+            "Control-target tag as written (`LB` loop body, `PF` predicated fallthrough, `LH`, `LE`, `PB`, `CT`); NULL for none.",
+        ),
+        col(
+            "in_loop",
+            Boolean,
+            false,
+            "The bundle carries the `>` mark (inside the loop: inferred).",
+        ),
+        col(
+            "ops",
+            Int64,
+            false,
+            "Ops in the bundle (0 for an empty `{}` bundle).",
+        ),
+        col(
+            "region_id",
+            Int64,
+            true,
+            "The innermost LLO region open at the bundle, from the `Start region N`/`End region N` comments: the `region_id` of `llo_regions` and `llo_region_entries`.",
+        ),
+        col(
+            "regions_started",
+            ListInt64,
+            false,
+            "Regions whose `Start region N` (or `Start empty region N`) comment is on the bundle.",
+        ),
+        col(
+            "regions_ended",
+            ListInt64,
+            false,
+            "Regions whose `End region N` comment is on the bundle.",
+        ),
+        col(
+            "is_entry",
+            Boolean,
+            false,
+            "The bundle's comment says `entry bundle`.",
+        ),
+        col(
+            "is_exit",
+            Boolean,
+            false,
+            "The bundle's comment says `exit bundle`.",
+        ),
+        col(
+            "comment",
+            Utf8,
+            true,
+            "The trailing comment as written (region events joined by ` :: `).",
+        ),
+    ],
+};
+
+/// `llo_dump_ops`.
+pub static LLO_DUMP_OPS: TableDef = TableDef {
+    name: "llo_dump_ops",
+    doc: "One row per op of each bundle of an LLO compiler dump's final bundles (static).",
+    sort_by: &["address", "position"],
+    columns: &[
+        TRACE_ID,
+        DUMP_OP,
+        col(
+            "address",
+            Int64,
+            false,
+            "Bundle address; joins `llo_dump_bundles`.",
+        ),
+        col(
+            "position",
+            Int32,
+            false,
+            "Place of the op in its bundle (0 first).",
+        ),
+        col(
+            "opcode",
+            Utf8,
+            false,
+            "The op's mnemonic (`vmatmul.mubr.f32.gmra.mxu0`, `vld`, `dma.hbm_to_vmem`, `sadd.s32`, ...).",
+        ),
+        col(
+            "unit",
+            Utf8,
+            false,
+            "The unit whose slot the op takes, in the vocabulary of `tracks.unit` and `llo_bundle_units` (`MXU`, `VPOP`, `VALU`, `VLD`, `VST`, `SALU`; `PSEUDO` for `inlined_call_operand`, `sphi`, `int_to_ptr`), as the utilization dump counts it.",
+        ),
+        col(
+            "unit_as_written",
+            Utf8,
+            false,
+            "The unit as the op names it: the `mxuN` suffix of MXU ops, else the mnemonic's first part (`vld`, `dma`, `sadd`).",
+        ),
+        col(
+            "result",
+            Utf8,
+            true,
+            "The result register or value (`%v88_v5`); NULL for an op without one.",
+        ),
+        col("text", Utf8, false, "The op as written."),
+    ],
+};
+
+/// `llo_dump_bundle_units`.
+pub static LLO_DUMP_BUNDLE_UNITS: TableDef = TableDef {
+    name: "llo_dump_bundle_units",
+    doc: "Static slot use per bundle and unit from an LLO compiler dump's `…-final_hlo-static-per-bundle-utilization.txt` (row i of the dump is bundle address i).",
+    sort_by: &["address"],
+    columns: &[
+        TRACE_ID,
+        DUMP_OP,
+        col("address", Int64, false, "Bundle address."),
+        col(
+            "unit",
+            Utf8,
+            false,
+            "Unit in this project's vocabulary (`VLOAD` is `VLD`, `VSTORE` `VST`, `VLOAD:FILL` `FILL`, `VSTORE:SPILL` `SPILL`; `MXU`, `XLU`, `VALU`, `VPOP`, `EUP`, `SALU` as written).",
+        ),
+        col("unit_as_written", Utf8, false, "The dump's column name."),
+        col(
+            "used",
+            Int64,
+            false,
+            "Slots used (for `MXU`, the MXUs the compiler models busy).",
+        ),
+        col(
+            "capacity",
+            Int64,
+            false,
+            "The unit's capacity from the dump's `CAPACITY` line.",
+        ),
+    ],
+};
+
+/// `llo_dump_schedule`.
+pub static LLO_DUMP_SCHEDULE: TableDef = TableDef {
+    name: "llo_dump_schedule",
+    doc: "The lines of an LLO compiler dump's `…-schedule-analysis_final_bundles.txt`: bundle totals, and scheduled bundles per HLO instruction and per opcode (static).",
+    sort_by: &["line"],
+    columns: &[
+        TRACE_ID,
+        DUMP_OP,
+        col("line", Int64, false, "Line of the file (1 first)."),
+        col(
+            "kind",
+            Utf8,
+            false,
+            "`total`, `empty`, `non_empty` (bundle counts), `instruction` (one HLO instruction) or `opcode` (an `[opcode]` summary).",
+        ),
+        col(
+            "name",
+            Utf8,
+            true,
+            "The HLO instruction text (`instruction`) or the opcode (`opcode`).",
+        ),
+        col("bundles", Float64, false, "Scheduled bundles."),
+        col(
+            "pct",
+            Float64,
+            true,
+            "Share of the scheduled bundles, percent, as written.",
+        ),
+        col(
+            "instances",
+            Int64,
+            true,
+            "Instances of the opcode (`opcode` rows).",
+        ),
+    ],
+};
+
+/// `llo_dump_allocations`.
+pub static LLO_DUMP_ALLOCATIONS: TableDef = TableDef {
+    name: "llo_dump_allocations",
+    doc: "Buffer allocations of an LLO compiler dump's `…-original.txt` (the LLO before scheduling): `#allocationN [shape = …, space=…, size = …, scoped|fixed_abs, tag = …]` (static).",
+    sort_by: &["line"],
+    columns: &[
+        TRACE_ID,
+        DUMP_OP,
+        col("line", Int64, false, "Line of the file (1 first)."),
+        col("name", Utf8, false, "`#allocationN`."),
+        col("shape", Utf8, true, "XLA shape as written."),
+        col(
+            "memory_space",
+            Utf8,
+            false,
+            "`vmem`, `smem`, `sflag`, ... as written.",
+        ),
+        col("size_bytes", Int64, false, "Size in bytes."),
+        col(
+            "offset_bytes",
+            Int64,
+            true,
+            "Offset (`offset = …`), when written.",
+        ),
+        col("is_scoped", Boolean, false, "`scoped` (else `fixed_abs`)."),
+        col("tag", Utf8, true, "The allocation's tag."),
     ],
 };
 

@@ -49,6 +49,30 @@ impl Cell for Option<i64> {
     }
 }
 
+impl Cell for bool {
+    fn append(&self, b: &mut TableBuilder, col: usize, _: &mut Interner) {
+        match b.column_mut(col) {
+            ColumnBuilder::Boolean(c) => c.append_value(*self),
+            _ => mismatch(b, col, "bool"),
+        }
+    }
+}
+
+impl Cell for Option<u64> {
+    fn append(&self, b: &mut TableBuilder, col: usize, _: &mut Interner) {
+        match b.column_mut(col) {
+            ColumnBuilder::UInt64(c) => c.append_option(*self),
+            _ => mismatch(b, col, "u64"),
+        }
+    }
+}
+
+impl Cell for u64 {
+    fn append(&self, b: &mut TableBuilder, col: usize, i: &mut Interner) {
+        Some(*self).append(b, col, i)
+    }
+}
+
 impl Cell for i64 {
     fn append(&self, b: &mut TableBuilder, col: usize, i: &mut Interner) {
         Some(*self).append(b, col, i)
@@ -433,7 +457,7 @@ table_row! {
         trace_id: i32,
         device_id: i32,
         metadata_id: i64,
-        program_id: Option<i64>,
+        program_id: Option<u64>,
         hlo_module: Option<&'a str>,
         hlo_op: &'a str,
         category: Option<&'a str>,
@@ -453,7 +477,7 @@ table_row! {
         trace_id: i32,
         device_id: i32,
         metadata_id: i64,
-        program_id: Option<i64>,
+        program_id: Option<u64>,
         hlo_module: &'a str,
         computation: &'a str,
         computation_role: &'a str,
@@ -473,6 +497,187 @@ table_row! {
         deduplicated_name: Option<&'a str>,
         source: Option<&'a str>,
         source_stack: Option<&'a str>,
+    }
+}
+
+table_row! {
+    /// One row of `llo_programs`.
+    LloProgramRow<'a> => LloPrograms {
+        trace_id: i32,
+        device_id: i32,
+        metadata_id: i64,
+        hlo_op: &'a str,
+        program: &'a str,
+        hlo_module: Option<&'a str>,
+        module_id: Option<i64>,
+        bytes: i64,
+        bundles: Option<i64>,
+        regions: Option<i64>,
+        instructions: Option<i64>,
+        analysis_instructions: Option<i64>,
+        allocations: Option<i64>,
+        decode_status: &'a str,
+    }
+}
+
+table_row! {
+    /// One row of `llo_regions`.
+    LloRegionRow<'a> => LloRegions {
+        trace_id: i32,
+        device_id: i32,
+        metadata_id: i64,
+        hlo_op: &'a str,
+        node: i64,
+        parent_node: Option<i64>,
+        depth: i32,
+        region_id: Option<i64>,
+        parent_region_id: Option<i64>,
+        name: &'a str,
+        kind: &'a str,
+        start_bundle: Option<i64>,
+        limit_bundle: Option<i64>,
+        instructions: i64,
+        trip_count: Option<i64>,
+        region_path: &'a str,
+        named_scope: Option<&'a str>,
+        primitive: Option<&'a str>,
+        source_file: Option<&'a str>,
+        source_line: Option<i64>,
+    }
+}
+
+table_row! {
+    /// One row of `llo_bundle_units`.
+    LloBundleUnitRow<'a> => LloBundleUnits {
+        trace_id: i32,
+        device_id: i32,
+        metadata_id: i64,
+        hlo_op: &'a str,
+        bundle: i64,
+        unit: &'a str,
+        xprof_unit: &'a str,
+        used: i64,
+        capacity: Option<i64>,
+        region_id: Option<i64>,
+    }
+}
+
+table_row! {
+    /// One row of `llo_program_instructions`.
+    LloProgramInstructionRow<'a> => LloProgramInstructions {
+        trace_id: i32,
+        device_id: i32,
+        metadata_id: i64,
+        hlo_op: &'a str,
+        instruction_id: i64,
+        opcode: &'a str,
+        opcode_value: i32,
+        category: &'a str,
+        unit: &'a str,
+        bundle: Option<i64>,
+        region_id: Option<i64>,
+        mxu: Option<i32>,
+        register_type: Option<&'a str>,
+        pseudo_kind: Option<&'a str>,
+        comment: Option<&'a str>,
+        primitive: Option<&'a str>,
+        named_scope: Option<&'a str>,
+        source_file: Option<&'a str>,
+        source_line: Option<i64>,
+    }
+}
+
+table_row! {
+    /// One row of `llo_allocations`.
+    LloAllocationRow<'a> => LloAllocations {
+        trace_id: i32,
+        device_id: i32,
+        metadata_id: i64,
+        hlo_op: &'a str,
+        ordinal: i64,
+        size_bytes: i64,
+        memory_space: &'a str,
+        space: i32,
+        is_spill: bool,
+        is_scoped: bool,
+        is_virtual: bool,
+        is_remote: bool,
+    }
+}
+
+table_row! {
+    /// One row of `llo_dump_bundles`.
+    LloDumpBundleRow<'a> => LloDumpBundles {
+        trace_id: i32,
+        hlo_op: &'a str,
+        address: i64,
+        tag: Option<&'a str>,
+        in_loop: bool,
+        ops: i64,
+        region_id: Option<i64>,
+        regions_started: &'a [i64],
+        regions_ended: &'a [i64],
+        is_entry: bool,
+        is_exit: bool,
+        comment: Option<&'a str>,
+    }
+}
+
+table_row! {
+    /// One row of `llo_dump_ops`.
+    LloDumpOpRow<'a> => LloDumpOps {
+        trace_id: i32,
+        hlo_op: &'a str,
+        address: i64,
+        position: i32,
+        opcode: &'a str,
+        unit: &'a str,
+        unit_as_written: &'a str,
+        result: Option<&'a str>,
+        text: &'a str,
+    }
+}
+
+table_row! {
+    /// One row of `llo_dump_bundle_units`.
+    LloDumpBundleUnitRow<'a> => LloDumpBundleUnits {
+        trace_id: i32,
+        hlo_op: &'a str,
+        address: i64,
+        unit: &'a str,
+        unit_as_written: &'a str,
+        used: i64,
+        capacity: i64,
+    }
+}
+
+table_row! {
+    /// One row of `llo_dump_schedule`.
+    LloDumpScheduleRow<'a> => LloDumpSchedule {
+        trace_id: i32,
+        hlo_op: &'a str,
+        line: i64,
+        kind: &'a str,
+        name: Option<&'a str>,
+        bundles: f64,
+        pct: Option<f64>,
+        instances: Option<i64>,
+    }
+}
+
+table_row! {
+    /// One row of `llo_dump_allocations`.
+    LloDumpAllocationRow<'a> => LloDumpAllocations {
+        trace_id: i32,
+        hlo_op: &'a str,
+        line: i64,
+        name: &'a str,
+        shape: Option<&'a str>,
+        memory_space: &'a str,
+        size_bytes: i64,
+        offset_bytes: Option<i64>,
+        is_scoped: bool,
+        tag: Option<&'a str>,
     }
 }
 
@@ -541,6 +746,37 @@ mod tests {
         assert_eq!(
             fix(HloInstructionRow::columns()),
             name(Table::HloInstructions)
+        );
+        assert_eq!(fix(LloProgramRow::columns()), name(Table::LloPrograms));
+        assert_eq!(fix(LloRegionRow::columns()), name(Table::LloRegions));
+        assert_eq!(
+            fix(LloBundleUnitRow::columns()),
+            name(Table::LloBundleUnits)
+        );
+        assert_eq!(
+            fix(LloProgramInstructionRow::columns()),
+            name(Table::LloProgramInstructions)
+        );
+        assert_eq!(
+            fix(LloAllocationRow::columns()),
+            name(Table::LloAllocations)
+        );
+        assert_eq!(
+            fix(LloDumpBundleRow::columns()),
+            name(Table::LloDumpBundles)
+        );
+        assert_eq!(fix(LloDumpOpRow::columns()), name(Table::LloDumpOps));
+        assert_eq!(
+            fix(LloDumpBundleUnitRow::columns()),
+            name(Table::LloDumpBundleUnits)
+        );
+        assert_eq!(
+            fix(LloDumpScheduleRow::columns()),
+            name(Table::LloDumpSchedule)
+        );
+        assert_eq!(
+            fix(LloDumpAllocationRow::columns()),
+            name(Table::LloDumpAllocations)
         );
         assert_eq!(fix(ProfileNodeRow::columns()), name(Table::ProfileNodes));
         assert_eq!(fix(NodeMetricRow::columns()), name(Table::NodeMetrics));

@@ -106,7 +106,19 @@ impl StatValue<'_> {
         }
     }
 
-    /// The value as a signed integer, when it is numeric (doubles rounded).
+    /// The value as an unsigned integer, when it is numeric and not
+    /// negative (doubles rounded).
+    pub fn as_u64(&self) -> Option<u64> {
+        match self {
+            StatValue::Uint(v) => Some(*v),
+            StatValue::Int(v) => u64::try_from(*v).ok(),
+            StatValue::Double(v) if v.is_finite() && *v >= 0.0 => Some(v.round() as u64),
+            _ => None,
+        }
+    }
+
+    /// The value as a signed integer, when it is numeric (doubles rounded;
+    /// an unsigned one above `i64::MAX` wraps).
     pub fn as_i64(&self) -> Option<i64> {
         match self {
             StatValue::Int(v) => Some(*v),

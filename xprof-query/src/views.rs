@@ -128,9 +128,24 @@ pub const VIEWS: &[ViewDef] = &[
         sql: include_str!("views/source_hotspots.sql"),
     },
     ViewDef {
+        name: "llo_region_entries",
+        doc: "One row per LLO region-entry marker of a TPU kernel-profiling capture (`Tensor Core` line): the kernel execution it fired in, region id, bundle address, entry time, and the measured time to the next marker of the same kernel execution (or to the kernel's end).",
+        sql: include_str!("views/llo_region_entries.sql"),
+    },
+    ViewDef {
         name: "unit_counters",
-        doc: "TPU counter samples (hardware counters on `_counters_`/`TC Stats`/`SC Stats`/`CMN Stats`, the `LLO Utilization` series) with the functional unit each measures.",
+        doc: "TPU counter samples (hardware counters on `_counters_`/`TC Stats`/`SC Stats`/`CMN Stats`, the `LLO Utilization` series, the static per-region `% util` series of a kernel-profiling capture) with the functional unit each measures, whether it is measured or static, and for static samples the LLO region they describe (the next marker's).",
         sql: include_str!("views/unit_counters.sql"),
+    },
+    ViewDef {
+        name: "llo_region_utilization",
+        doc: "Static: per LLO program, region and unit, the slots the compiler scheduled over the region's bundles and the occupancy percent (the value a kernel-profiling capture's `_counters_` line carries for the region, shown beside it).",
+        sql: include_str!("views/llo_region_utilization.sql"),
+    },
+    ViewDef {
+        name: "llo_region_profile",
+        doc: "Per kernel and LLO region that fired: measured entries and time (sum, mean, p50, share of the kernel) next to the region's static unit occupancy, named scope, JAX primitive and source line.",
+        sql: include_str!("views/llo_region_profile.sql"),
     },
     ViewDef {
         name: "utilization_viewer",

@@ -87,6 +87,22 @@ impl Containers {
             .find(|s| end <= s.1)
             .map(|s| s.2)
     }
+
+    /// The innermost interval containing the instant `ts`, as
+    /// `(start, end, event_id)`.
+    fn span_at(&mut self, ts: i64) -> Option<(i64, i64, i64)> {
+        if self.unsorted {
+            self.spans.sort_unstable_by_key(nesting_key);
+            self.unsorted = false;
+        }
+        let upto = self.spans.partition_point(|s| s.0 <= ts);
+        self.spans[..upto]
+            .iter()
+            .rev()
+            .take(8)
+            .find(|s| ts <= s.1)
+            .copied()
+    }
 }
 
 /// A track as a reader describes it.
@@ -117,6 +133,9 @@ pub struct Track {
     pub track_id: i32,
     /// What its events are to containment.
     pub role: Role,
+    /// Its events are samples, not intervals that nest (counter tracks):
+    /// each is at depth 0 with no parent and its duration as self time.
+    pub flat: bool,
     index: usize,
 }
 
@@ -381,6 +400,7 @@ impl<'s> TraceAssembler<'s> {
         Track {
             track_id,
             role,
+            flat: spec.kind.is_counters(),
             index,
         }
     }
@@ -428,6 +448,17 @@ impl<'s> TraceAssembler<'s> {
         self.staged_base + self.events.len() as i64
     }
 
+    /// The kernel (an event of a [`Role::Kernels`] track of the current
+    /// device, when the device records them) running at the instant
+    /// `ts_ps`, as `(start, end, event_id)`.
+    pub fn kernel_at(&mut self, ts_ps: i64) -> Option<(i64, i64, i64)> {
+        let dev = self.device.as_mut()?;
+        if !dev.record_kernels {
+            return None;
+        }
+        dev.kernels.span_at(ts_ps)
+    }
+
     /// Places a track's events given in any order: sorts them (start
     /// ascending, longer first on a tie, then input order), computes their
     /// nesting and self time, and returns them in output order.
@@ -445,6 +476,9 @@ impl<'s> TraceAssembler<'s> {
         for (pos, e) in items.iter().enumerate() {
             let event_id = first + pos as i64;
             let (depth, parent_id) = if e.aggregated {
+                (0, None)
+            } else if track.flat {
+                selfs[pos] = Some(e.dur_ps.max(0));
                 (0, None)
             } else {
                 let (depth, parent) = nester.push(e.ts_ps, e.dur_ps, pos as u32, pos as u32, |o| {
@@ -779,9 +813,14 @@ impl TrackStream {
             self_known: known_self_ps.is_some(),
         };
         let (events, base) = (&mut asm.events, asm.staged_base);
-        let (depth, parent) = self.nester.push(ts_ps, dur_ps, self.index, slot, |o| {
-            write_self(events, base, o)
-        });
+        let (depth, parent_id, self_ps) = if self.track.flat {
+            (0, None, Some(known_self_ps.unwrap_or(dur_ps.max(0))))
+        } else {
+            let (depth, parent) = self.nester.push(ts_ps, dur_ps, self.index, slot, |o| {
+                write_self(events, base, o)
+            });
+            (depth, parent.map(|p| p.data.event_id), known_self_ps)
+        };
         self.index += 1;
         let [step, module, kernel] = asm.contain(self.track.role, ts_ps, dur_ps, event_id);
         Ok(Placed {
@@ -789,8 +828,8 @@ impl TrackStream {
             track_id: self.track.track_id,
             ts_ps,
             depth: depth as i32,
-            parent_id: parent.map(|p| p.data.event_id),
-            self_ps: known_self_ps,
+            parent_id,
+            self_ps,
             step_event_id: step,
             module_event_id: module,
             kernel_event_id: kernel,

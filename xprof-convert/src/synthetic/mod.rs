@@ -9,6 +9,9 @@
 //! deterministic for a given spec. Tests that use them say so.
 
 pub mod llo;
+pub mod llo_capture;
+pub mod llo_dump;
+pub mod llo_proto;
 pub mod mosaic_gpu;
 
 use std::io::Write;

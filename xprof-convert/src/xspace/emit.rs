@@ -7,7 +7,8 @@ use std::path::Path;
 
 use xprof_format::hash::{FxHashMap, FxHashSet};
 use xprof_format::table_rows::{
-    DeviceArgRow, DeviceRow, EventMetadataRow, HloInstructionRow, HloOpRow, MetadataArgRow,
+    DeviceArgRow, DeviceRow, EventMetadataRow, HloInstructionRow, HloOpRow, LloAllocationRow,
+    LloBundleUnitRow, LloProgramInstructionRow, LloProgramRow, LloRegionRow, MetadataArgRow,
     StatMetadataRow,
 };
 use xprof_format::{EventRow, Interner, StatValue, Sym};
@@ -35,6 +36,10 @@ struct PlaneCtx<'a> {
     counter_names: FxHashMap<(i64, u64), Sym>,
     unknown_metadata: u64,
     unknown_stats: u64,
+    /// Counter samples whose duration was an absolute end time, clamped
+    /// to their kernel: how many, and the first few `(ts_ps, raw dur_ps)`.
+    clamped_counters: u64,
+    clamped_examples: Vec<(i64, i64)>,
 }
 
 /// What a line is to the decoder.
@@ -202,6 +207,8 @@ impl<'a> Decoder<'a> {
             counter_names: FxHashMap::default(),
             unknown_metadata: 0,
             unknown_stats: 0,
+            clamped_counters: 0,
+            clamped_examples: Vec::new(),
         };
         // Containers (steps, modules, kernels) first, then the rest, each
         // in file order: track ids follow this order.
@@ -255,6 +262,21 @@ impl<'a> Decoder<'a> {
                 plane.name, ctx.unknown_stats
             ));
         }
+        if ctx.clamped_counters > 0 {
+            let examples: Vec<String> = ctx
+                .clamped_examples
+                .iter()
+                .map(|(ts, raw)| format!("ts_ps {ts}: duration_ps {raw}"))
+                .collect();
+            asm.warn(format!(
+                "{}: {} counter samples whose duration_ps is an absolute end time (it passes \
+                 the end of the kernel they start in by more than the sample's own offset) \
+                 were clamped to that kernel's end ({})",
+                plane.name,
+                ctx.clamped_counters,
+                examples.join(", ")
+            ));
+        }
         self.write_plane_tables(asm, &ctx, plane, device_id, ordinal)?;
         // The metadata's pages go with the whole plane (`run`).
         let rest = plane
@@ -294,7 +316,10 @@ impl<'a> Decoder<'a> {
             }
             let (bytes, offset) = line_events.len_field(wire).map_err(|e| self.err(e))?;
             behind.at(offset);
-            let h = event_header(Span { bytes, offset }).map_err(|e| self.err(e))?;
+            let mut h = event_header(Span { bytes, offset }).map_err(|e| self.err(e))?;
+            if line.counters && h.num_occurrences.is_none() {
+                clamp_counter(asm, ctx, ts_base, &mut h);
+            }
             let placed = if h.num_occurrences.is_some() {
                 stream.place_aggregated(asm, ts_base, h.duration_ps)?
             } else {
@@ -339,8 +364,11 @@ impl<'a> Decoder<'a> {
         let mut all: Vec<Pending<EventHeader<'a>>> = Vec::new();
         for l in chunks {
             let ts_base = self.line_base_ps(l);
-            each_event(l, |h| {
+            each_event(l, |mut h| {
                 let aggregated = h.num_occurrences.is_some();
+                if line.counters && !aggregated {
+                    clamp_counter(asm, ctx, ts_base, &mut h);
+                }
                 all.push(Pending {
                     ts_ps: if aggregated {
                         ts_base
@@ -557,7 +585,8 @@ impl<'a> Decoder<'a> {
                 stat_count: m.stats.len() as i32,
             });
             let mut hlo_proto: Option<&[u8]> = None;
-            let mut hlo_program_id: Option<i64> = None;
+            let mut llo_proto: Option<&[u8]> = None;
+            let mut hlo_program_id: Option<u64> = None;
             for s in &m.stats {
                 let raw = decode_stat(*s).map_err(err)?;
                 let value = meta.resolve(raw.value).map_err(err)?;
@@ -568,9 +597,13 @@ impl<'a> Decoder<'a> {
                 if ctx.kind == DeviceKind::Metadata {
                     match (key.as_ref(), &value) {
                         (names::HLO_PROTO_STAT, StatValue::Bytes(b)) => hlo_proto = Some(b),
-                        ("program_id", v) => hlo_program_id = v.as_i64(),
+                        ("program_id", v) => hlo_program_id = v.as_u64(),
                         _ => {}
                     }
+                }
+                // XProf reads an `llo_proto` of any plane's event metadata.
+                if let (names::LLO_PROTO_STAT, StatValue::Bytes(b)) = (key.as_ref(), &value) {
+                    llo_proto = Some(b);
                 }
                 asm.device_row(&MetadataArgRow {
                     trace_id,
@@ -582,6 +615,10 @@ impl<'a> Decoder<'a> {
             }
             if let Some(bytes) = hlo_proto {
                 hlo_instruction_rows(asm, device_id, id, hlo_program_id, bytes, &m.name);
+            }
+            if let Some(bytes) = llo_proto {
+                let offset = (bytes.as_ptr() as usize).wrapping_sub(self.bytes.as_ptr() as usize);
+                llo_program_rows(asm, device_id, id, bytes, &m.name, self.path, offset);
             }
             let p = &m.promoted;
             if p.has_cost_model() || (ctx.kind.is_accelerator() && ctx.op_metadata.contains(&id)) {
@@ -649,7 +686,7 @@ fn hlo_instruction_rows(
     asm: &mut TraceAssembler<'_>,
     device_id: i32,
     metadata_id: i64,
-    program_id: Option<i64>,
+    program_id: Option<u64>,
     bytes: &[u8],
     metadata_name: &str,
 ) {
@@ -663,7 +700,7 @@ fn hlo_instruction_rows(
         }
     };
     let trace_id = asm.trace_id();
-    let program_id = program_id.or(Some(module.id));
+    let program_id = program_id.or(u64::try_from(module.id).ok());
     let roles = module.computation_roles();
     for (computation, role) in module.computations.iter().zip(roles) {
         for instr in &computation.instructions {
@@ -705,6 +742,187 @@ fn hlo_instruction_rows(
                 source_stack: non_empty(&stack),
             });
         }
+    }
+}
+
+/// A counter sample that starts inside a kernel and whose duration is an
+/// absolute end time: longer than the sample's own offset on its line, and
+/// passing the kernel's end. libtpu writes the last static-utilization
+/// sample of each kernel execution so (the facts sheet, §6): its duration
+/// is the op's end offset. It is clamped to the kernel's end and counted
+/// for a converter warning that keeps the raw value.
+fn clamp_counter(
+    asm: &mut TraceAssembler<'_>,
+    ctx: &mut PlaneCtx<'_>,
+    ts_base: i64,
+    h: &mut EventHeader<'_>,
+) {
+    if !ctx.kind.is_accelerator() || h.duration_ps <= h.offset_ps {
+        return;
+    }
+    let ts = ts_base.saturating_add(h.offset_ps);
+    let Some((_, kernel_end, _)) = asm.kernel_at(ts) else {
+        return;
+    };
+    if ts.saturating_add(h.duration_ps) <= kernel_end {
+        return;
+    }
+    ctx.clamped_counters += 1;
+    if ctx.clamped_examples.len() < 3 {
+        ctx.clamped_examples.push((ts, h.duration_ps));
+    }
+    h.duration_ps = kernel_end - ts;
+}
+
+/// The `llo_*` rows of one `llo_proto` stat. A payload that does not
+/// decode is a `llo_programs` row saying why, and a converter warning with
+/// the payload's byte offset in the file; its bytes stay in
+/// `metadata_args`.
+fn llo_program_rows(
+    asm: &mut TraceAssembler<'_>,
+    device_id: i32,
+    metadata_id: i64,
+    bytes: &[u8],
+    metadata_name: &str,
+    path: &Path,
+    offset: usize,
+) {
+    let trace_id = asm.trace_id();
+    // `<module>(<module id>)::<HLO op>`.
+    let named_op = metadata_name.rsplit_once("::").map(|(_, op)| op);
+    let program = match crate::llo_proto::decode(bytes) {
+        Ok(p) => p,
+        Err(e) => {
+            let status = format!(
+                "{e} (payload of {} bytes at byte offset {offset} of {})",
+                bytes.len(),
+                path.display()
+            );
+            asm.warn(format!(
+                "/host:metadata `{metadata_name}`: llo_proto not decoded: {status}; kept as bytes"
+            ));
+            asm.device_row(&LloProgramRow {
+                trace_id,
+                device_id,
+                metadata_id,
+                hlo_op: named_op.unwrap_or(metadata_name),
+                program: metadata_name,
+                hlo_module: None,
+                module_id: None,
+                bytes: bytes.len() as i64,
+                bundles: None,
+                regions: None,
+                instructions: None,
+                analysis_instructions: None,
+                allocations: None,
+                decode_status: &status,
+            });
+            return;
+        }
+    };
+    let hlo_op = if program.hlo_op.is_empty() {
+        named_op.unwrap_or(metadata_name)
+    } else {
+        program.hlo_op.as_str()
+    };
+    asm.device_row(&LloProgramRow {
+        trace_id,
+        device_id,
+        metadata_id,
+        hlo_op,
+        program: metadata_name,
+        hlo_module: non_empty(&program.hlo_module),
+        module_id: Some(program.module_id),
+        bytes: bytes.len() as i64,
+        bundles: Some(program.bundles),
+        regions: Some(
+            program
+                .regions
+                .iter()
+                .filter(|r| r.region_id.is_some())
+                .count() as i64,
+        ),
+        instructions: Some(program.instructions.len() as i64),
+        analysis_instructions: Some(program.analysis_instructions()),
+        allocations: Some(program.allocations.len() as i64),
+        decode_status: "ok",
+    });
+    for r in &program.regions {
+        asm.device_row(&LloRegionRow {
+            trace_id,
+            device_id,
+            metadata_id,
+            hlo_op,
+            node: r.node as i64,
+            parent_node: r.parent_node.map(|n| n as i64),
+            depth: r.depth,
+            region_id: r.region_id,
+            parent_region_id: r.parent_region_id,
+            name: &r.name,
+            kind: r.kind,
+            start_bundle: r.start_bundle,
+            limit_bundle: r.limit_bundle,
+            instructions: r.instructions,
+            trip_count: r.trip_count,
+            region_path: &r.region_path,
+            named_scope: r.source.named_scope.as_deref(),
+            primitive: r.source.primitive.as_deref(),
+            source_file: r.source.file.as_deref(),
+            source_line: r.source.line,
+        });
+    }
+    for u in &program.bundle_units {
+        asm.device_row(&LloBundleUnitRow {
+            trace_id,
+            device_id,
+            metadata_id,
+            hlo_op,
+            bundle: u.bundle,
+            unit: u.unit,
+            xprof_unit: u.xprof_unit,
+            used: u.used,
+            capacity: u.capacity,
+            region_id: u.region_id,
+        });
+    }
+    for i in &program.instructions {
+        asm.device_row(&LloProgramInstructionRow {
+            trace_id,
+            device_id,
+            metadata_id,
+            hlo_op,
+            instruction_id: i.instruction_id,
+            opcode: &i.opcode,
+            opcode_value: i.opcode_value,
+            category: i.category,
+            unit: i.unit,
+            bundle: i.bundle,
+            region_id: i.region_id,
+            mxu: i.mxu,
+            register_type: i.register_type,
+            pseudo_kind: i.pseudo_kind,
+            comment: i.comment.as_deref(),
+            primitive: i.primitive.as_deref(),
+            named_scope: i.named_scope.as_deref(),
+            source_file: i.source_file.as_deref(),
+            source_line: i.source_line,
+        });
+    }
+    for a in &program.allocations {
+        asm.device_row(&LloAllocationRow {
+            trace_id,
+            device_id,
+            metadata_id,
+            hlo_op,
+            ordinal: a.ordinal,
+            size_bytes: a.size_bytes,
+            memory_space: &a.memory_space,
+            space: a.space,
+            is_spill: a.is_spill,
+            is_scoped: a.is_scoped,
+            is_virtual: a.is_virtual,
+            is_remote: a.is_remote,
+        });
     }
 }
 

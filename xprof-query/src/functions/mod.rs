@@ -6,6 +6,8 @@ mod busy_ps;
 mod byte_length;
 mod descendants;
 mod event_tree;
+mod from_hex;
+mod lengths;
 mod overlap_ps;
 mod parse_kernel_details;
 mod parse_tf_op;
@@ -13,6 +15,8 @@ mod read_profile;
 
 pub use busy_ps::BusyPs;
 pub use byte_length::ByteLength;
+pub use from_hex::{FromHex, parse_hex};
+pub use lengths::Length;
 pub use overlap_ps::{OverlapPs, overlap};
 pub use parse_kernel_details::{KernelDetails, ParseKernelDetails};
 pub use parse_tf_op::{ParseTfOp, TfOp};
@@ -28,6 +32,9 @@ use datafusion::prelude::SessionContext;
 pub const NAMES: &[&str] = &[
     "busy_ps",
     "byte_length",
+    "from_hex",
+    "length",
+    "octet_length",
     "overlap_ps",
     "parse_kernel_details",
     "parse_tf_op",
@@ -42,6 +49,9 @@ pub const EVENT_FUNCTION_NAMES: &[&str] = &["ancestors", "descendants"];
 pub fn register_all(ctx: &SessionContext) {
     ctx.register_udaf(AggregateUDF::from(BusyPs::default()));
     ctx.register_udf(ScalarUDF::from(ByteLength::default()));
+    ctx.register_udf(ScalarUDF::from(FromHex::default()));
+    ctx.register_udf(ScalarUDF::from(Length::length()));
+    ctx.register_udf(ScalarUDF::from(Length::octet_length()));
     ctx.register_udf(ScalarUDF::from(OverlapPs::default()));
     ctx.register_udf(ScalarUDF::from(ParseKernelDetails::default()));
     ctx.register_udf(ScalarUDF::from(ParseTfOp::default()));

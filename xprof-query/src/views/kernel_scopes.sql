@@ -18,7 +18,11 @@
 -- recorded clock (`Frequency (MHz)`) and NULL when the trace records none.
 -- - TPU LLO regions (`source` = 'llo_ops', 'pallas_primitives' or
 --   'source_code': events of the `LLO Ops`, `Pallas Primitives` and
---   `Source code`/`Source Lines` lines inside a kernel), attributed to the
+--   `Source code`/`Source Lines` lines inside a kernel) and the Mosaic
+--   pipeline stages and named scopes of a kernel-profiling capture
+--   (`source` = 'traceme': `XLA TraceMe` events inside a kernel, such as
+--   `ep_run_kernel`, `ep_wait_in` and the user's `acc`, nested by
+--   `events.parent_id`), attributed to the
 --   `XLA Ops`/`PALLAS` event containing them (`kernel_event_id`; `kernel` is
 --   its short name). These are timed, not counted in cycles: `start_ps` and
 --   `dur_ps` are the events' own, the cycle columns NULL.
@@ -61,7 +65,7 @@ llo AS (
   FROM events e
   JOIN tracks t ON t.trace_id = e.trace_id AND t.track_id = e.track_id
   JOIN events k ON k.trace_id = e.trace_id AND k.event_id = e.kernel_event_id
-  WHERE t.kind IN ('llo_ops', 'pallas_primitives', 'source')
+  WHERE t.kind IN ('llo_ops', 'pallas_primitives', 'source', 'traceme')
 ),
 args AS (
   SELECT a.trace_id, a.event_id,

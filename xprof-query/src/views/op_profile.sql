@@ -33,7 +33,7 @@ leaf AS (
 ),
 program_names AS (
   SELECT m.trace_id,
-         CAST(rtrim(split_part(m.name, '(', -1), ')') AS BIGINT) AS program_id,
+         TRY_CAST(rtrim(split_part(m.name, '(', -1), ')') AS BIGINT UNSIGNED) AS program_id,
          max(m.name) AS program
   FROM event_metadata m
   JOIN devices d ON d.trace_id = m.trace_id AND d.device_id = m.device_id
