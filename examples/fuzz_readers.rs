@@ -28,7 +28,10 @@
 //! the wire format first; `chrome` (Chrome Trace Event JSON, seeded with
 //! the JSON fixtures, byte edits plus JSON tokens spliced in);
 //! `proton-tree` (Proton's tree profile, JSON and MessagePack, seeded with
-//! `tests/fixtures/gpu/proton_tree.hatchet*`, byte edits).
+//! `tests/fixtures/gpu/proton_tree.hatchet*`, byte edits); `llo-proto`
+//! (the `llo_proto` decoder, seeded with the synthetic capture's payloads,
+//! byte edits); `llo-dump` (the LLO compiler dump reader, seeded with the
+//! synthetic dump folder's files, each edit read as every dump kind).
 //! docs/reliability.md records the runs.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -146,6 +149,8 @@ enum Reader {
     XSpaceSemantic,
     Chrome,
     ProtonTree,
+    LloProto,
+    LloDump,
 }
 
 impl Reader {
@@ -157,6 +162,8 @@ impl Reader {
             Reader::XSpaceSemantic => "xspace-semantic",
             Reader::Chrome => "chrome",
             Reader::ProtonTree => "proton-tree",
+            Reader::LloProto => "llo-proto",
+            Reader::LloDump => "llo-dump",
         }
     }
 }
@@ -196,10 +203,12 @@ fn parse_args() -> Result<Args, String> {
                     "xspace-semantic" => Reader::XSpaceSemantic,
                     "chrome" => Reader::Chrome,
                     "proton-tree" => Reader::ProtonTree,
+                    "llo-proto" => Reader::LloProto,
+                    "llo-dump" => Reader::LloDump,
                     other => {
                         return Err(format!(
-                            "--reader {other}: xspace, inspect, gzip, xspace-semantic, chrome \
-                             or proton-tree"
+                            "--reader {other}: xspace, inspect, gzip, xspace-semantic, chrome, \
+                             proton-tree, llo-proto or llo-dump"
                         ));
                     }
                 }
@@ -220,6 +229,19 @@ fn parse_args() -> Result<Args, String> {
         for name in ["proton_tree.hatchet", "proton_tree.hatchet_msgpack"] {
             args.seeds.push(root.join("tests/fixtures/gpu").join(name));
         }
+    }
+    if args.seeds.is_empty() && args.reader == Reader::LloProto {
+        args.seeds
+            .push(root.join("tests/fixtures/tpu/synthetic_capture.xplane.pb"));
+    }
+    if args.seeds.is_empty() && args.reader == Reader::LloDump {
+        let dir = root.join("tests/fixtures/tpu/synthetic_dump");
+        let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        found.sort();
+        args.seeds.extend(found);
     }
     if args.seeds.is_empty() && args.reader == Reader::Chrome {
         let mut found: Vec<PathBuf> = std::fs::read_dir(root.join("tests/fixtures/gpu"))
@@ -564,6 +586,35 @@ fn run_reader(reader: Reader, bytes: &[u8], scratch: &Path) -> String {
                     .map(|s| format!("ok planes={} warnings={}", s.planes, s.warnings.len())),
             )
         }
+        Reader::LloProto => shape(
+            xprof_sql::convert::llo_proto::decode(bytes)
+                .map(|p| format!("ok regions={}", p.regions.len()))
+                .map_err(|e| xprof_sql::convert::ConvertError::Sink(e.to_string())),
+        ),
+        Reader::LloDump => {
+            // The same bytes read as each kind of dump.
+            let mut out = Vec::new();
+            for dump in [
+                "04-original",
+                "121-final_hlo-static-per-bundle-utilization",
+                "123-schedule-analysis_final_bundles",
+                "124-final_bundles",
+            ] {
+                let path = scratch.join(format!("1783579888000000000-k.1-{dump}.txt"));
+                std::fs::write(&path, bytes).expect("scratch folder is writable");
+                let file = input::ProfileFile {
+                    path,
+                    run: None,
+                    host: "fuzz".into(),
+                };
+                let mut sink = MemorySink::default();
+                out.push(shape(
+                    xprof_sql::convert::batch::convert_file(&file, 0, &options, &mut sink)
+                        .map(|s| format!("ok warnings={}", s.warnings.len())),
+                ));
+            }
+            out.join("; ")
+        }
         Reader::Gzip => {
             let path = scratch.join("fuzz.xplane.pb.gz");
             std::fs::write(&path, bytes).expect("scratch folder is writable");
@@ -584,6 +635,9 @@ fn run_reader(reader: Reader, bytes: &[u8], scratch: &Path) -> String {
 /// For the gzip reader the seeds are the fixtures compressed, and edits
 /// hit the compressed stream.
 fn seed_bytes(reader: Reader, raw: Vec<u8>) -> Vec<u8> {
+    if reader == Reader::LloProto {
+        return largest_llo_proto(&raw).unwrap_or(raw);
+    }
     if reader != Reader::Gzip {
         return raw;
     }
@@ -729,4 +783,30 @@ fn main() -> std::process::ExitCode {
     } else {
         std::process::ExitCode::SUCCESS
     }
+}
+
+/// The largest `llo_proto` payload of an XSpace file (the llo-proto
+/// reader's seeds are payloads, not files).
+fn largest_llo_proto(file: &[u8]) -> Option<Vec<u8>> {
+    use prost::Message;
+    use xprof_sql::format::wire::{XSpace, x_stat};
+    let space = XSpace::decode(file).ok()?;
+    space
+        .planes
+        .iter()
+        .flat_map(|p| {
+            p.event_metadata.values().flat_map(move |m| {
+                m.stats.iter().filter_map(move |st| {
+                    let named = p
+                        .stat_metadata
+                        .get(&(st.metadata_id as i64))
+                        .is_some_and(|s| s.name == "llo_proto");
+                    match &st.value {
+                        Some(x_stat::Value::BytesValue(b)) if named => Some(b.clone()),
+                        _ => None,
+                    }
+                })
+            })
+        })
+        .max_by_key(|b| b.len())
 }
