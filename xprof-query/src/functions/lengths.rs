@@ -57,13 +57,13 @@ impl Length {
         }
     }
 
-    /// `length(x)`.
-    pub fn length() -> Self {
+    /// `length(x)`: characters of a string, bytes of a binary value.
+    pub fn characters() -> Self {
         Self::new("length", Unit::Chars)
     }
 
-    /// `octet_length(x)`.
-    pub fn octet_length() -> Self {
+    /// `octet_length(x)`: bytes of either.
+    pub fn octets() -> Self {
         Self::new("octet_length", Unit::Bytes)
     }
 }

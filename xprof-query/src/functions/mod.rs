@@ -50,8 +50,8 @@ pub fn register_all(ctx: &SessionContext) {
     ctx.register_udaf(AggregateUDF::from(BusyPs::default()));
     ctx.register_udf(ScalarUDF::from(ByteLength::default()));
     ctx.register_udf(ScalarUDF::from(FromHex::default()));
-    ctx.register_udf(ScalarUDF::from(Length::length()));
-    ctx.register_udf(ScalarUDF::from(Length::octet_length()));
+    ctx.register_udf(ScalarUDF::from(Length::characters()));
+    ctx.register_udf(ScalarUDF::from(Length::octets()));
     ctx.register_udf(ScalarUDF::from(OverlapPs::default()));
     ctx.register_udf(ScalarUDF::from(ParseKernelDetails::default()));
     ctx.register_udf(ScalarUDF::from(ParseTfOp::default()));
