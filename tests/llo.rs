@@ -406,9 +406,7 @@ fn llo_regions_are_kernel_scopes_of_their_kernel() {
 }
 
 fn expected(name: &str) -> Value {
-    let path = fixture(&format!("tpu/expected/synthetic_llo.{name}.json"));
-    serde_json::from_slice(&std::fs::read(&path).unwrap_or_else(|e| panic!("{path:?}: {e}")))
-        .unwrap()
+    json_fixture(&format!("tpu/expected/synthetic_llo.{name}.json"))
 }
 
 /// XProf 2.24.2 `list_xplane_lines`: the lanes are shaped as XProf expects

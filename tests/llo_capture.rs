@@ -43,10 +43,7 @@ fn f(r: &Row, k: &str) -> f64 {
 }
 
 fn expected(name: &str) -> Value {
-    let path = fixture(&format!("tpu/expected/synthetic_capture.{name}.json"));
-    let v: Value =
-        serde_json::from_slice(&std::fs::read(&path).unwrap_or_else(|e| panic!("{path:?}: {e}")))
-            .unwrap();
+    let v = expected_raw(name);
     assert_eq!(v["status"], "OK", "{name}: {v}");
     v["data"].clone()
 }
@@ -447,9 +444,7 @@ fn instructions_and_allocations_are_xprofs() {
 }
 
 fn expected_raw(name: &str) -> Value {
-    let path = fixture(&format!("tpu/expected/synthetic_capture.{name}.json"));
-    serde_json::from_slice(&std::fs::read(&path).unwrap_or_else(|e| panic!("{path:?}: {e}")))
-        .unwrap()
+    json_fixture(&format!("tpu/expected/synthetic_capture.{name}.json"))
 }
 
 /// Static meets measured: each region's occupancy is the generator's

@@ -199,6 +199,13 @@ pub fn split_csv(line: &str) -> Vec<String> {
 /// A row of a query result as a JSON object (NULL columns absent).
 pub type Row = serde_json::Map<String, serde_json::Value>;
 
+/// The JSON of the committed fixture `rel` (an expected file).
+pub fn json_fixture(rel: &str) -> serde_json::Value {
+    let path = fixture(rel);
+    serde_json::from_slice(&std::fs::read(&path).unwrap_or_else(|e| panic!("{path:?}: {e}")))
+        .unwrap_or_else(|e| panic!("{path:?}: {e}"))
+}
+
 /// Runs `f` to completion on a fresh multi-threaded runtime.
 pub fn tokio_run<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_multi_thread()

@@ -72,8 +72,8 @@ impl Containers {
     }
 
     /// The innermost interval that contains `[ts, ts + dur)` (among the
-    /// last 8 starting at or before `ts`).
-    fn find(&mut self, ts: i64, dur: i64) -> Option<i64> {
+    /// last 8 starting at or before `ts`), as `(start, end, event_id)`.
+    fn span_containing(&mut self, ts: i64, dur: i64) -> Option<(i64, i64, i64)> {
         if self.unsorted {
             self.spans.sort_unstable_by_key(nesting_key);
             self.unsorted = false;
@@ -85,23 +85,12 @@ impl Containers {
             .rev()
             .take(8)
             .find(|s| end <= s.1)
-            .map(|s| s.2)
+            .copied()
     }
 
-    /// The innermost interval containing the instant `ts`, as
-    /// `(start, end, event_id)`.
-    fn span_at(&mut self, ts: i64) -> Option<(i64, i64, i64)> {
-        if self.unsorted {
-            self.spans.sort_unstable_by_key(nesting_key);
-            self.unsorted = false;
-        }
-        let upto = self.spans.partition_point(|s| s.0 <= ts);
-        self.spans[..upto]
-            .iter()
-            .rev()
-            .take(8)
-            .find(|s| ts <= s.1)
-            .copied()
+    /// The `event_id` of [`Containers::span_containing`].
+    fn find(&mut self, ts: i64, dur: i64) -> Option<i64> {
+        self.span_containing(ts, dur).map(|s| s.2)
     }
 }
 
@@ -456,7 +445,7 @@ impl<'s> TraceAssembler<'s> {
         if !dev.record_kernels {
             return None;
         }
-        dev.kernels.span_at(ts_ps)
+        dev.kernels.span_containing(ts_ps, 0)
     }
 
     /// Places a track's events given in any order: sorts them (start
