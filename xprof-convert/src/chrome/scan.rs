@@ -214,6 +214,8 @@ struct Fields<'a> {
     id: Option<String>,
     bp: Option<Cow<'a, str>>,
     args: Option<(usize, usize)>,
+    /// Whether `name` was a JSON string (`None`: no name).
+    name_was_string: Option<bool>,
 }
 
 fn read_fields<'a>(j: &mut Json<'a>) -> JsonResult<Fields<'a>> {
@@ -227,7 +229,10 @@ fn read_fields<'a>(j: &mut Json<'a>) -> JsonResult<Fields<'a>> {
         first = false;
         match key.as_ref() {
             "ph" => f.ph = Some(string_field(j)?),
-            "name" => f.name = Some(string_field(j)?),
+            "name" => {
+                f.name_was_string = Some(j.kind()? == Kind::String);
+                f.name = Some(string_field(j)?)
+            }
             "cat" => f.cat = Some(string_field(j)?),
             "pid" => f.pid = Some(Id::read(j)?),
             "tid" => f.tid = Some(Id::read(j)?),
@@ -265,15 +270,39 @@ fn string_field<'a>(j: &mut Json<'a>) -> JsonResult<Cow<'a, str>> {
 
 /// A time field (µs) in ps: a number, or a string holding one.
 fn time_ps(v: &Scalar<'_>) -> Option<i128> {
-    match v {
-        Scalar::Number(n) => micros_to_ps(n),
+    checked_time_ps(v).ok()
+}
+
+/// Why a time field was not taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BadTime {
+    /// Not a number, nor a string holding one (a list, `true`, "soon").
+    NotANumber,
+    /// A number, but past what ps can be kept in (`1e400`, or more µs
+    /// than an i64 of ns holds: epoch times past the year 2262).
+    OutOfRange,
+}
+
+/// The largest |time| taken, in ps: an i64 of ns (epoch µs up to 2262).
+const MAX_ABS_TIME_PS: i128 = i64::MAX as i128 * 1000;
+
+/// [`time_ps`], saying why a time is not taken.
+fn checked_time_ps(v: &Scalar<'_>) -> Result<i128, BadTime> {
+    let literal = match v {
+        Scalar::Number(n) => n,
         Scalar::String(s) => {
             let s = s.trim();
             let mut j = Json::new(s.as_bytes());
-            let n = j.number().ok()?;
-            (n.len() == s.len()).then(|| micros_to_ps(n)).flatten()
+            match j.number() {
+                Ok(n) if n.len() == s.len() => s,
+                _ => return Err(BadTime::NotANumber),
+            }
         }
-        _ => None,
+        _ => return Err(BadTime::NotANumber),
+    };
+    match micros_to_ps(literal) {
+        Some(ps) if ps.abs() <= MAX_ABS_TIME_PS => Ok(ps),
+        _ => Err(BadTime::OutOfRange),
     }
 }
 
@@ -314,7 +343,13 @@ fn metadata_arg(
 #[derive(Default)]
 struct Tally {
     unknown_phase: HashMap<String, u64>,
-    no_time: u64,
+    /// Events without a `ts`, with one that is no number, or with one out
+    /// of range (see [`BadTime`]), all dropped.
+    ts_missing: u64,
+    ts_not_a_number: u64,
+    ts_out_of_range: u64,
+    /// Events whose `name` is not a string: kept, named by the value's text.
+    name_not_string: u64,
     bad_dur: u64,
     end_without_begin: u64,
     async_end_without_begin: u64,
@@ -469,14 +504,31 @@ impl Scanner {
             }
             return Ok(());
         }
-        let Some(ts_ps) =
-            f.ts.as_ref()
-                .and_then(time_ps)
-                .and_then(|v| self.relative(v))
-        else {
-            self.tally.no_time += 1;
-            return Ok(());
+        let ts_ps = match f.ts.as_ref().map(checked_time_ps) {
+            None => {
+                self.tally.ts_missing += 1;
+                return Ok(());
+            }
+            Some(Err(BadTime::NotANumber)) => {
+                self.tally.ts_not_a_number += 1;
+                return Ok(());
+            }
+            Some(Err(BadTime::OutOfRange)) => {
+                self.tally.ts_out_of_range += 1;
+                return Ok(());
+            }
+            Some(Ok(ps)) => match self.relative(ps) {
+                Some(ts_ps) => ts_ps,
+                // Further from the first event's time than i64 ps reach.
+                None => {
+                    self.tally.ts_out_of_range += 1;
+                    return Ok(());
+                }
+            },
         };
+        if f.name_was_string == Some(false) {
+            self.tally.name_not_string += 1;
+        }
         let gpu = is_gpu_category(cat);
         if gpu {
             self.out.devices[device as usize].gpu_events = true;
@@ -609,11 +661,21 @@ impl Scanner {
                 t.async_end_without_begin
             ));
         }
-        if t.no_time > 0 {
-            w.push(format!(
-                "{} events without a numeric ts were dropped",
-                t.no_time
-            ));
+        for (n, what) in [
+            (t.ts_missing, "without a ts were dropped"),
+            (t.ts_not_a_number, "whose ts is not a number were dropped"),
+            (
+                t.ts_out_of_range,
+                "whose ts is out of range (not representable in ps, or beyond an i64 of ns from the first event) were dropped",
+            ),
+            (
+                t.name_not_string,
+                "whose name is not a string were kept, named by its JSON text",
+            ),
+        ] {
+            if n > 0 {
+                w.push(format!("{n} events {what}"));
+            }
         }
         if t.bad_dur > 0 {
             w.push(format!(
