@@ -13,6 +13,11 @@ pub mod llo_capture;
 pub mod llo_dump;
 pub mod llo_proto;
 pub mod mosaic_gpu;
+pub mod tpu_async_overlap;
+pub mod tpu_self_time;
+
+pub use tpu_async_overlap::tpu_async_overlap_space;
+pub use tpu_self_time::tpu_self_time_space;
 
 use std::io::Write;
 

@@ -126,19 +126,19 @@ SELECT trace_id,
          ORDER BY host_or_device, total_self_time_us DESC, operation) AS rank,
        host_or_device, type, operation, occurrences,
        total_time_us,
-       total_time_us / nullif(occurrences, 0) AS avg_time_us,
+       coalesce(total_time_us / nullif(occurrences, 0), 0) AS avg_time_us,
        total_self_time_us,
-       total_self_time_us / nullif(occurrences, 0) AS avg_self_time_us,
-       100.0 * total_self_time_us / nullif(side_time_us, 0) AS self_time_pct,
-       100.0 * sum(total_self_time_us) OVER (
+       coalesce(total_self_time_us / nullif(occurrences, 0), 0) AS avg_self_time_us,
+       coalesce(100.0 * total_self_time_us / nullif(side_time_us, 0), 0) AS self_time_pct,
+       coalesce(100.0 * sum(total_self_time_us) OVER (
          PARTITION BY trace_id, host_or_device
          ORDER BY total_self_time_us DESC, operation
-         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) / nullif(side_time_us, 0)
+         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) / nullif(side_time_us, 0), 0)
          AS cumulative_self_time_pct,
-       flops / nullif(total_time_us * 1e3, 0) AS measured_gflops_per_s,
-       model_flops / nullif(total_time_us * 1e3, 0) AS model_gflops_per_s,
-       bytes_accessed / nullif(total_time_us * 1e3, 0) / 1.073741824 AS memory_gibps,
-       CAST(flops AS DOUBLE) / nullif(bytes_accessed, 0) AS operational_intensity,
+       coalesce(flops / nullif(total_time_us * 1e3, 0), 0) AS measured_gflops_per_s,
+       coalesce(model_flops / nullif(total_time_us * 1e3, 0), 0) AS model_gflops_per_s,
+       coalesce(bytes_accessed / nullif(total_time_us * 1e3, 0) / 1.073741824, 0) AS memory_gibps,
+       coalesce(CAST(flops AS DOUBLE) / nullif(bytes_accessed, 0), 0) AS operational_intensity,
        CASE WHEN coalesce(flops / nullif(total_time_us * 1e3, 0) / nullif(peak_tflops * 1e3, 0), 0) = 0
              AND coalesce(bytes_accessed / nullif(total_time_us * 1e3, 0) / nullif(peak_hbm_gbps, 0), 0) = 0
             THEN 'Unknown'

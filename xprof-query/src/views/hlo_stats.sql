@@ -1,11 +1,14 @@
 -- Per trace and (program_id, HLO op): XProf's hlo_stats table. An op's time
 -- is its `device_duration_ps` when the event has both device stats, else
 -- its duration. Self time subtracts the time of the ops nested in it on
--- TPUs (as XProf does); on GPUs and the host it is the whole time (XProf
--- never nests kernels). Percentages are of the total device time: per
+-- TPUs, as XProf does: nesting by the ops' device spans, both ends
+-- inclusive, in line order (`op_parent`; the `Async XLA Ops` line is not
+-- an op line and nests nothing); on GPUs and the host it is the whole time
+-- (XProf never nests kernels). Percentages are of the total device time: per
 -- device the larger of the summed self time and the span of its ops and
 -- steps, summed over the trace's devices (idle included, as XProf).
--- Rates: GFLOP/s is FLOP per ns of total time, memory bandwidth GiB/s;
+-- Rates: GFLOP/s is FLOP per ns of total time, memory bandwidth GiB/s
+-- (0 where the profile has no FLOP or byte counts, or no time, as XProf);
 -- `bound_by` compares FLOP/s and HBM bandwidth with the device's peaks
 -- (`peak_tflops`, `peak_hbm_gbps`); `device_time_us` is the trace's total
 -- device time, the percentages' denominator.
@@ -26,10 +29,17 @@ ops AS (
   FROM device_ops o
   WHERE o.device_kind <> 'host' OR o.trace_id NOT IN (SELECT trace_id FROM accelerated)
 ),
+nested AS (
+  SELECT o.*,
+         CASE WHEN o.device_kind IN ('tpu', 'sparse_core', 'custom')
+              THEN op_parent(o.event_id, o.begin_ps, o.begin_ps + o.time_ps)
+                     OVER (PARTITION BY o.trace_id, o.track_id ORDER BY o.event_id) END AS op_parent_id
+  FROM ops o
+),
 children AS (
-  SELECT trace_id, parent_id, sum(time_ps) AS children_ps
-  FROM ops WHERE parent_id IS NOT NULL
-  GROUP BY trace_id, parent_id
+  SELECT trace_id, op_parent_id, sum(time_ps) AS children_ps
+  FROM nested WHERE op_parent_id IS NOT NULL
+  GROUP BY trace_id, op_parent_id
 ),
 timed AS (
   SELECT o.*,
@@ -37,7 +47,7 @@ timed AS (
               THEN greatest(o.time_ps - coalesce(c.children_ps, 0), 0)
               ELSE o.time_ps END AS self_time_ps
   FROM ops o
-  LEFT JOIN children c ON c.trace_id = o.trace_id AND c.parent_id = o.event_id
+  LEFT JOIN children c ON c.trace_id = o.trace_id AND c.op_parent_id = o.event_id
 ),
 spans AS (
   SELECT trace_id, device_id, begin_ps, begin_ps + time_ps AS end_ps, self_time_ps
@@ -99,10 +109,10 @@ rated AS (
          CASE WHEN strpos(p.expression, ' = ') > 0
               THEN ltrim(split_part(p.expression, ' = ', 1), '%')
               ELSE p.hlo_op END AS hlo_op_name,
-         p.flops / nullif(p.total_time_ps / 1e3, 0) AS measured_gflops_per_s,
-         p.model_flops / nullif(p.total_time_ps / 1e3, 0) AS model_gflops_per_s,
-         p.bytes_accessed / nullif(p.total_time_ps / 1e3, 0) / 1.073741824 AS memory_gibps,
-         CAST(p.flops AS DOUBLE) / nullif(p.bytes_accessed, 0) AS operational_intensity,
+         coalesce(p.flops / nullif(p.total_time_ps / 1e3, 0), 0) AS measured_gflops_per_s,
+         coalesce(p.model_flops / nullif(p.total_time_ps / 1e3, 0), 0) AS model_gflops_per_s,
+         coalesce(p.bytes_accessed / nullif(p.total_time_ps / 1e3, 0) / 1.073741824, 0) AS memory_gibps,
+         coalesce(CAST(p.flops AS DOUBLE) / nullif(p.bytes_accessed, 0), 0) AS operational_intensity,
          coalesce(p.flops / nullif(p.total_time_ps / 1e3, 0) / nullif(p.peak_tflops * 1e3, 0), 0)
            AS compute_util,
          coalesce(p.bytes_accessed / nullif(p.total_time_ps / 1e3, 0) / nullif(p.peak_hbm_gbps, 0), 0)

@@ -111,10 +111,12 @@ nodes AS (
 ,
 rated AS (
   SELECT n.*, t.device_time_ps, t.op_time_ps, t.device_kind,
-         n.flops / nullif(n.time_ps / 1e3, 0)
-           / nullif(coalesce(n.peak_tflops, t.peak_tflops) * 1e3, 0) AS flops_util,
-         n.bytes_accessed / nullif(n.time_ps / 1e3, 0)
-           / nullif(coalesce(n.peak_hbm_gbps, t.peak_hbm_gbps), 0) AS hbm_util
+         -- 0 without FLOPs, time or a peak (IDLE, a GPU without a cost
+         -- model), as XProf
+         coalesce(n.flops / nullif(n.time_ps / 1e3, 0)
+           / nullif(coalesce(n.peak_tflops, t.peak_tflops) * 1e3, 0), 0) AS flops_util,
+         coalesce(n.bytes_accessed / nullif(n.time_ps / 1e3, 0)
+           / nullif(coalesce(n.peak_hbm_gbps, t.peak_hbm_gbps), 0), 0) AS hbm_util
   FROM nodes n
   JOIN totals t ON t.trace_id = n.trace_id
 )
@@ -127,11 +129,13 @@ SELECT n.trace_id,
        n.depth, n.node_kind, n.name, n.parent, n.program_id, n.program, n.category,
        n.num_children, n.occurrences,
        n.time_ps,
-       CAST(n.time_ps AS DOUBLE) / nullif(n.occurrences, 0) AS avg_time_ps,
+       coalesce(CAST(n.time_ps AS DOUBLE) / nullif(n.occurrences, 0), 0) AS avg_time_ps,
        100.0 * n.time_ps / nullif(n.device_time_ps, 0) AS time_pct,
        CASE WHEN n.node_kind <> 'idle'
             THEN 100.0 * n.time_ps / nullif(n.op_time_ps, 0) END AS time_excl_idle_pct,
-       n.flops, n.model_flops, n.bytes_accessed,
+       -- 0 where the profile has no counts (a GPU op without a cost model), as XProf
+       coalesce(n.flops, 0) AS flops, coalesce(n.model_flops, 0) AS model_flops,
+       coalesce(n.bytes_accessed, 0) AS bytes_accessed,
        CASE WHEN n.flops_util > 1.0 THEN 1.0 ELSE n.flops_util END AS flops_utilization,
        n.flops_util AS uncapped_flops_utilization,
        CASE WHEN n.hbm_util > 1.0 THEN 1.0 ELSE n.hbm_util END AS hbm_bw_utilization,
