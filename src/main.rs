@@ -53,6 +53,22 @@ struct Limits {
     /// `0.5`): it fails with a clear error.
     #[arg(long, value_parser = parse_seconds)]
     timeout: Option<std::time::Duration>,
+    /// Which tables unqualified names mean: `xprof` (this project's), or
+    /// `events_db`, where `events` (`Events`) is XProf's Events DB with its
+    /// 31 columns, so queries written for `xprof query_events_db` run
+    /// unchanged; the project's tables stay under `xprof.` there.
+    #[arg(long, value_enum, default_value = "xprof")]
+    schema: SchemaLayout,
+}
+
+/// The `--schema` choices.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum SchemaLayout {
+    /// This project's tables and views.
+    Xprof,
+    /// XProf's Events DB: `events` is XProf's `Events` view.
+    #[value(name = "events_db")]
+    EventsDb,
 }
 
 /// Seconds as a positive decimal number.
@@ -303,6 +319,7 @@ async fn open(
         threads: limits.threads,
         read_only: limits.read_only,
         query_timeout: limits.timeout,
+        events_db_schema: limits.schema == SchemaLayout::EventsDb,
     })?;
     let mut options = OpenOptions {
         run,
@@ -318,6 +335,19 @@ async fn open(
         bars.clear();
     }
     opened?;
+    // What the converters dropped or repaired: one line per input (all of
+    // it is in `traces.converter_warnings`).
+    for o in session.opened() {
+        if let xprof_sql::query::Opened::Converted(c) = o
+            && !c.summary.warnings.is_empty()
+        {
+            eprintln!(
+                "warning: {}: {} (SELECT converter_warnings FROM traces)",
+                c.file.path.display(),
+                c.summary.warnings.join("; ")
+            );
+        }
+    }
     Ok(session)
 }
 

@@ -27,7 +27,8 @@ pub mod views;
 pub use error::{QueryError, Result};
 pub use factory::{ProfileTableFactory, SessionContextExt, register_table_factories};
 pub use session::{
-    DEFAULT_IN_MEMORY_LIMIT, OpenOptions, Opened, ProfileSession, SessionOptions, default_config,
+    DEFAULT_IN_MEMORY_LIMIT, EVENTS_DB_SCHEMA, OpenOptions, Opened, ProfileSession, SessionOptions,
+    default_config,
 };
 pub use tables::{DEFAULT_SCHEMA, ProfileTables};
 pub use xprof_convert;

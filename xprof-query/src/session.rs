@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use datafusion::common::TableReference;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::prelude::{SessionConfig, SessionContext};
@@ -263,7 +264,18 @@ pub struct SessionOptions {
     /// the statement fails with a "Resources exhausted" error and its tasks
     /// are cancelled ([`ProfileSession::execute`]).
     pub query_timeout: Option<std::time::Duration>,
+    /// XProf's Events DB layout: unqualified `events` (and `Events`, as
+    /// SQL folds it) is the [`events_db`](crate::views) view, XProf's
+    /// `Events` with its 31 columns, so queries written for
+    /// `xprof query_events_db` run unchanged; the project's tables and
+    /// views stay reachable under their schema (`xprof.events`,
+    /// `xprof.hlo_stats`).
+    pub events_db_schema: bool,
 }
+
+/// The schema holding `events` as XProf's Events DB names it
+/// ([`SessionOptions::events_db_schema`]).
+pub const EVENTS_DB_SCHEMA: &str = "events_db";
 
 impl SessionOptions {
     /// The largest inflated input kept in memory under these limits.
@@ -427,11 +439,31 @@ impl ProfileSession {
         self.register().await
     }
 
-    /// Registers the tables and views (empty until something is opened).
+    /// Registers the tables and views (empty until something is opened),
+    /// and in the Events DB layout ([`SessionOptions::events_db_schema`])
+    /// XProf's `Events` as the default schema's `events`.
     pub async fn register(&self) -> Result<()> {
         self.inputs
             .tables()?
             .register(&self.ctx, &self.schema)
-            .await
+            .await?;
+        if self.limits.events_db_schema {
+            crate::tables::ensure_schema(&self.ctx, EVENTS_DB_SCHEMA)?;
+            let view = self
+                .ctx
+                .table_provider(TableReference::partial(self.schema.as_str(), "events_db"))
+                .await?;
+            let name = TableReference::partial(EVENTS_DB_SCHEMA, "events");
+            self.ctx.deregister_table(name.clone())?;
+            self.ctx.register_table(name, view)?;
+            self.ctx
+                .state_ref()
+                .write()
+                .config_mut()
+                .options_mut()
+                .catalog
+                .default_schema = EVENTS_DB_SCHEMA.to_string();
+        }
+        Ok(())
     }
 }

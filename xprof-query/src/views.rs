@@ -68,6 +68,11 @@ pub const VIEWS: &[ViewDef] = &[
         sql: include_str!("views/event_steps.sql"),
     },
     ViewDef {
+        name: "events_db",
+        doc: "XProf's Events DB (`create_events_db`): its rows and 31 columns (`device`, `start_ns`, `self_time_ns`, `step`, `category`, `hlo_op`, `trace_args`, ...), so queries written for XProf's `Events` view run unchanged (`--schema events_db` names it `events`).",
+        sql: include_str!("views/events_db.sql"),
+    },
+    ViewDef {
         name: "kernel_launch",
         doc: "Each host launch and the device op it started (`correlation_id` or flow): launch delay and queueing.",
         sql: include_str!("views/kernel_launch.sql"),
@@ -156,6 +161,16 @@ pub const VIEWS: &[ViewDef] = &[
         name: "llo_protos",
         doc: "The static LLO modules (`llo_proto` stats) a TPU profile carries: where, their program when known, size, and the bytes as they are (not decoded).",
         sql: include_str!("views/llo_protos.sql"),
+    },
+    ViewDef {
+        name: "async_overlap",
+        doc: "Per async window of a device (an `Async XLA Ops` event, or a start/done pair of the op lines): span, time covered by the device's compute, exposed time, overlap ratio and class (hidden, partial, exposed; `unpaired` for a start or done without its pair): XProf's analyze_async_overlap.",
+        sql: include_str!("views/async_overlap.sql"),
+    },
+    ViewDef {
+        name: "engine_concurrency",
+        doc: "Per pair of engines (TensorCore and SparseCore op lines) of a TPU chip: busy time of each and the time both were busy: XProf's analyze_async_overlap concurrency.",
+        sql: include_str!("views/engine_concurrency.sql"),
     },
 ];
 

@@ -157,6 +157,26 @@ impl Rng {
     }
 }
 
+/// A TPU v6e TensorCore plane `/device:TPU:<ordinal>` with the device's
+/// stats (type, peak FLOP/s and HBM bandwidth, one core), no lines yet.
+fn tensor_core_plane(id: i64, ordinal: usize) -> PlaneBuilder {
+    let mut p = PlaneBuilder::new(id, &format!("/device:TPU:{ordinal}"));
+    p.plane_stat(
+        "device_type_string",
+        x_stat::Value::StrValue("TPU v6 Lite".into()),
+    );
+    p.plane_stat(
+        "peak_teraflops_per_second",
+        x_stat::Value::DoubleValue(918.0),
+    );
+    p.plane_stat(
+        "peak_hbm_bw_gigabytes_per_second",
+        x_stat::Value::DoubleValue(1640.0),
+    );
+    p.plane_stat("core_count", x_stat::Value::Int64Value(1));
+    p
+}
+
 fn task_environment() -> XPlane {
     let mut p = PlaneBuilder::new(100, "Task Environment");
     p.plane_stat(
@@ -215,20 +235,7 @@ pub fn tpu_space(spec: &TpuSpec) -> XSpace {
     let mut host_events = Vec::new();
     let step_ps: i64 = 10_000_000 * (spec.ops_per_step as i64 + 2);
     for d in 0..spec.devices {
-        let mut p = PlaneBuilder::new(10 + d as i64, &format!("/device:TPU:{d}"));
-        p.plane_stat(
-            "device_type_string",
-            x_stat::Value::StrValue("TPU v6 Lite".into()),
-        );
-        p.plane_stat(
-            "peak_teraflops_per_second",
-            x_stat::Value::DoubleValue(918.0),
-        );
-        p.plane_stat(
-            "peak_hbm_bw_gigabytes_per_second",
-            x_stat::Value::DoubleValue(1640.0),
-        );
-        p.plane_stat("core_count", x_stat::Value::Int64Value(1));
+        let mut p = tensor_core_plane(10 + d as i64, d);
         let program = p.stat("program_id", x_stat::Value::Int64Value(42));
         let module_md = p.event_metadata(
             "jit_train_step(42)",

@@ -8,7 +8,7 @@
 
 use xprof_format::wire::{XSpace, x_stat};
 
-use super::{PlaneBuilder, event, line, task_environment};
+use super::{event, line, task_environment, tensor_core_plane};
 
 /// One µs in ps.
 const US: i64 = 1_000_000;
@@ -81,20 +81,7 @@ fn async_ops() -> Vec<Op> {
 /// The profile: one `/device:TPU:0` plane (program 42, one 2000 µs step)
 /// and the `Task Environment` plane.
 pub fn tpu_self_time_space() -> XSpace {
-    let mut p = PlaneBuilder::new(10, "/device:TPU:0");
-    p.plane_stat(
-        "device_type_string",
-        x_stat::Value::StrValue("TPU v6 Lite".into()),
-    );
-    p.plane_stat(
-        "peak_teraflops_per_second",
-        x_stat::Value::DoubleValue(918.0),
-    );
-    p.plane_stat(
-        "peak_hbm_bw_gigabytes_per_second",
-        x_stat::Value::DoubleValue(1640.0),
-    );
-    p.plane_stat("core_count", x_stat::Value::Int64Value(1));
+    let mut p = tensor_core_plane(10, 0);
     let span_ps = 2000 * US;
     let group = p.stat("group_id", x_stat::Value::Int64Value(0));
     let step_md = p.event_metadata("0", "", vec![]);

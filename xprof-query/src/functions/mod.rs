@@ -8,24 +8,28 @@ mod descendants;
 mod event_tree;
 mod from_hex;
 mod lengths;
+mod op_parent;
 mod overlap_ps;
 mod parse_kernel_details;
 mod parse_tf_op;
+mod quantile_cont;
 mod read_profile;
 
 pub use busy_ps::BusyPs;
 pub use byte_length::ByteLength;
 pub use from_hex::{FromHex, parse_hex};
 pub use lengths::Length;
+pub use op_parent::OpParent;
 pub use overlap_ps::{OverlapPs, overlap};
 pub use parse_kernel_details::{KernelDetails, ParseKernelDetails};
 pub use parse_tf_op::{ParseTfOp, TfOp};
+pub use quantile_cont::QuantileCont;
 pub use read_profile::ReadProfile;
 
 use std::sync::Arc;
 
 use datafusion::catalog::TableProvider;
-use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
+use datafusion::logical_expr::{AggregateUDF, ScalarUDF, WindowUDF};
 use datafusion::prelude::SessionContext;
 
 /// The SQL names of the functions [`register_all`] adds.
@@ -35,9 +39,11 @@ pub const NAMES: &[&str] = &[
     "from_hex",
     "length",
     "octet_length",
+    "op_parent",
     "overlap_ps",
     "parse_kernel_details",
     "parse_tf_op",
+    "quantile_cont",
     "read_profile",
 ];
 
@@ -53,8 +59,10 @@ pub fn register_all(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::from(Length::characters()));
     ctx.register_udf(ScalarUDF::from(Length::octets()));
     ctx.register_udf(ScalarUDF::from(OverlapPs::default()));
+    ctx.register_udwf(WindowUDF::from(OpParent::default()));
     ctx.register_udf(ScalarUDF::from(ParseKernelDetails::default()));
     ctx.register_udf(ScalarUDF::from(ParseTfOp::default()));
+    ctx.register_udaf(AggregateUDF::from(QuantileCont::default()));
     ctx.register_udtf("read_profile", Arc::new(ReadProfile));
 }
 

@@ -8,14 +8,23 @@
 -- `flops` (no width) against `tf32_tflops`, `flops64` against
 -- `fp64_tflops`. H100 SXM and H200 share their compute peaks; their memory
 -- differs, which is why `proton_kernels` prefers the bandwidth the profile
--- records (`devices.peak_hbm_gbps`) to `hbm_gbps` here.
+-- records (`devices.peak_hbm_gbps`) to `hbm_gbps` here. `source` names
+-- the vendor document each row's numbers are read from (dense rates: the
+-- documents' sparsity figures halved where only those are given).
 SELECT * FROM (VALUES
-  ('80',     108, 'CUDA', 'A100 SXM',     CAST(NULL AS DOUBLE), 312.0,  156.0,  19.5,  2039.0),
-  ('90',     132, 'CUDA', 'H100 SXM',     1978.9,               989.4,  494.7,  66.9,  3350.0),
-  ('90',     132, 'CUDA', 'H200 SXM',     1978.9,               989.4,  494.7,  66.9,  4800.0),
-  ('90',     114, 'CUDA', 'H100 PCIe',    1513.0,               756.5,  378.0,  51.2,  2000.0),
-  ('100',    148, 'CUDA', 'B200',         4500.0,               2250.0, 1125.0, 40.0,  8000.0),
-  ('gfx942', 304, 'HIP',  'MI300X',       2614.9,               1307.4, 653.7,  163.4, 5300.0),
-  ('gfx942', 228, 'HIP',  'MI300A',       1961.2,               980.6,  490.3,  122.6, 5300.0)
+  ('80',     108, 'CUDA', 'A100 SXM',     CAST(NULL AS DOUBLE), 312.0,  156.0,  19.5,  2039.0,
+   'NVIDIA A100 Tensor Core GPU datasheet, A100 80GB SXM: FP16/BF16 Tensor Core 312 TFLOPS, TF32 156, FP64 Tensor Core 19.5 (dense); 2,039 GB/s; no FP8'),
+  ('90',     132, 'CUDA', 'H100 SXM',     1978.9,               989.4,  494.7,  66.9,  3350.0,
+   'NVIDIA H100 Tensor Core GPU Architecture whitepaper, H100 SXM5 dense: FP8 1978.9, FP16/BF16 989.4, TF32 494.7, FP64 Tensor Core 66.9 TFLOPS; H100 datasheet: 3.35 TB/s'),
+  ('90',     132, 'CUDA', 'H200 SXM',     1978.9,               989.4,  494.7,  66.9,  4800.0,
+   'NVIDIA H200 Tensor Core GPU datasheet: the H100 SXM compute (whitepaper dense figures), HBM3e 4.8 TB/s'),
+  ('90',     114, 'CUDA', 'H100 PCIe',    1513.0,               756.5,  378.0,  51.2,  2000.0,
+   'NVIDIA H100 Tensor Core GPU Architecture whitepaper, H100 PCIe dense: FP8 1513, FP16/BF16 756.5, TF32 378, FP64 Tensor Core 51.2 TFLOPS; H100 datasheet (PCIe 80GB): 2 TB/s'),
+  ('100',    148, 'CUDA', 'B200',         4500.0,               2250.0, 1125.0, 40.0,  8000.0,
+   'NVIDIA HGX B200 datasheet, per GPU (8 per board): FP8 9, FP16/BF16 4.5, TF32 2.25 PFLOPS with sparsity, halved for dense; FP64 40 TFLOPS; HBM3e 8 TB/s'),
+  ('gfx942', 304, 'HIP',  'MI300X',       2614.9,               1307.4, 653.7,  163.4, 5300.0,
+   'AMD Instinct MI300X data sheet: peak FP8 2614.9, FP16/BF16 1307.4, TF32 653.7, FP64 matrix 163.4 TFLOPS (dense); 5.3 TB/s'),
+  ('gfx942', 228, 'HIP',  'MI300A',       1961.2,               980.6,  490.3,  122.6, 5300.0,
+   'AMD Instinct MI300A data sheet: peak FP8 1961.2, FP16/BF16 980.6, TF32 490.3, FP64 matrix 122.6 TFLOPS (dense); 5.3 TB/s')
 ) AS peaks(arch, sm_count, device_type, model, fp8_tflops, fp16_tflops, tf32_tflops,
-           fp64_tflops, hbm_gbps)
+           fp64_tflops, hbm_gbps, source)

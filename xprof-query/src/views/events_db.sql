@@ -1,0 +1,245 @@
+-- XProf's Events DB (`xprof create_events_db`, XProf 2.24.2) as a view:
+-- the rows, the 31 columns (names, types, order) and their meanings, so
+-- the DuckDB queries written against XProf's `Events` view run unchanged
+-- (`--schema events_db` names this view `events`). The rules are in
+-- tests/fixtures/xspace/expected/NOTES.md and gpu/expected/NOTES.md:
+-- - rows: every event of the `/host:CPU` plane; on GPU planes the events
+--   of `XLA Modules`/`XLA Ops` lines and of the streams (not `_counters_`
+--   nor the derived lines, ids 0xdeadbeef and up); on TPU TensorCore
+--   planes (`/device:TPU:N`) the `Steps`, `XLA Modules` and `XLA Ops`
+--   lines (not `Async XLA Ops`, `_counters_`), every line of SparseCore
+--   and other TPU planes; every line of `/device:CUSTOM:` planes. Nothing
+--   else (`/host:metadata`, ...).
+-- - times in ns as XProf computes them (`XEventVisitor::TimestampNs`:
+--   the line's timestamp plus offset / 1000 in double, truncated), not
+--   rebased; `self_time_ns` is the whole duration, except on TPU op lines
+--   where the ops nested in an op are subtracted (`op_parent`).
+-- - `step`: host events and the GPU kernels they launched get the step
+--   of `event_steps`; TPU ops `step:` and their `Steps` event's name.
+-- Not reproduced: `hlo_fingerprint` (XLA's fingerprint of the HLO
+-- instruction) and the `dcn_*` columns are NULL; `trace_args` lists the
+-- same stats as XProf's (on devices the metadata's first; `step_name` on
+-- step roots, as XProf's grouping adds it), in name order
+-- rather than XProf's stored order, without the `is_eager` stats XProf's
+-- event grouping adds.
+WITH origins AS (
+  -- The converter shifts epoch-time files so ts 0 is the profile start;
+  -- XProf keeps the raw line times (xspace::emit).
+  SELECT t.trace_id,
+         CASE WHEN min(t.timestamp_ns) > 100000000000000000
+              THEN coalesce(max(tr.start_unix_ns), min(t.timestamp_ns)) ELSE 0 END AS origin_ns
+  FROM tracks t JOIN traces tr ON tr.trace_id = t.trace_id
+  GROUP BY t.trace_id
+),
+lines AS (
+  SELECT t.trace_id, t.track_id, t.line_id, t.timestamp_ns, CAST(t.name AS VARCHAR) AS line_name,
+         d.name AS plane_name, d.plane_id,
+         CASE WHEN d.name = '/host:CPU' THEN 'host'
+              WHEN d.name LIKE '/device:GPU:%'
+                   AND (t.name LIKE 'XLA Modules%' OR t.name LIKE 'XLA Ops%') THEN 'gpu_xla'
+              WHEN d.name LIKE '/device:GPU:%' THEN 'gpu_stream'
+              WHEN d.name LIKE '/device:TPU:%' THEN 'tpu'
+              WHEN d.name LIKE '/device:CUSTOM:%' THEN 'custom' END AS parser,
+         d.name ~ '^/device:TPU:[0-9]+$' AS tensor_core
+  FROM tracks t
+  JOIN devices d ON d.trace_id = t.trace_id AND d.device_id = t.device_id
+),
+kept AS (
+  SELECT * FROM lines
+  WHERE parser IS NOT NULL
+    AND NOT (parser = 'gpu_stream'
+             AND (line_name = '_counters_' OR line_id BETWEEN 3735928559 AND 3735928559 + 63))
+    AND NOT (parser = 'tpu' AND tensor_core AND line_name NOT IN ('Steps', 'XLA Modules', 'XLA Ops'))
+),
+stats AS (
+  SELECT trace_id, event_id,
+         max(CASE WHEN key = 'kernel_details' THEN str_value END) AS kernel_details,
+         max(CASE WHEN key = 'flow' THEN coalesce(uint_value, CAST(int_value AS BIGINT UNSIGNED)) END) AS flow,
+         max(CASE WHEN key = 'source' THEN str_value END) AS source
+  FROM event_stats
+  WHERE key IN ('kernel_details', 'flow', 'source')
+  GROUP BY trace_id, event_id
+),
+instructions AS (
+  -- The HLO instruction of each GPU kernel: framework op and tensor shapes.
+  SELECT i.trace_id, i.program_id, i.computation, i.name, i.tf_op, i.operands,
+         regexp_replace(i.shape, '\{[^}]*\}', '', 'g') AS output_tensor
+  FROM hlo_instructions i
+  JOIN (SELECT DISTINCT e.trace_id, e.program_id, split_part(CAST(e.hlo_op AS VARCHAR), '::', -1) AS name
+        FROM events e JOIN kept l ON l.trace_id = e.trace_id AND l.track_id = e.track_id
+        WHERE l.parser = 'gpu_stream' AND e.hlo_op IS NOT NULL) k
+    ON k.trace_id = i.trace_id AND k.program_id = i.program_id AND k.name = i.name
+),
+operand_shapes AS (
+  SELECT u.trace_id, u.program_id, u.name,
+         array_agg(regexp_replace(o.shape, '\{[^}]*\}', '', 'g') ORDER BY u.pos) AS input_tensors
+  FROM (SELECT i.trace_id, i.program_id, i.computation, i.name, p.pos, i.operands[p.pos] AS operand
+        FROM instructions i
+        JOIN (SELECT unnest(range(1, 1025)) AS pos) p ON p.pos <= cardinality(i.operands)) u
+  JOIN hlo_instructions o
+    ON o.trace_id = u.trace_id AND o.program_id = u.program_id AND o.computation = u.computation
+   AND o.name = u.operand
+  GROUP BY u.trace_id, u.program_id, u.name
+),
+base AS (
+  SELECT e.trace_id, e.event_id, e.track_id, l.parser, l.tensor_core, l.line_name, l.line_id,
+         l.plane_name, l.plane_id,
+         CAST(e.name AS VARCHAR) AS name, CAST(e.display_name AS VARCHAR) AS display_name,
+         CAST(CAST(l.timestamp_ns AS DOUBLE)
+              + CAST(e.ts_ps - (l.timestamp_ns - o.origin_ns) * 1000 AS DOUBLE) / 1000.0 AS BIGINT) AS start_ns,
+         e.dur_ps, e.correlation_id, e.flops, e.bytes_accessed, e.program_id,
+         CAST(e.hlo_op AS VARCHAR) AS hlo_op, CAST(e.hlo_module AS VARCHAR) AS hlo_module,
+         CAST(e.tf_op AS VARCHAR) AS tf_op,
+         e.step_event_id, e.module_event_id
+  FROM events e
+  JOIN kept l ON l.trace_id = e.trace_id AND l.track_id = e.track_id
+  JOIN origins o ON o.trace_id = e.trace_id
+),
+nested AS (
+  -- TPU TensorCore op lines: the ops nested in each op, by ns times.
+  SELECT trace_id, parent, sum(dur_ps / 1000) AS children_ns
+  FROM (SELECT trace_id, dur_ps,
+               op_parent(event_id, start_ns, start_ns + dur_ps / 1000)
+                 OVER (PARTITION BY trace_id, track_id ORDER BY event_id) AS parent
+        FROM base WHERE parser = 'tpu' AND tensor_core AND dur_ps > 0)
+  WHERE parent IS NOT NULL
+  GROUP BY trace_id, parent
+),
+args AS (
+  -- The stats no column holds, `key=value` joined with ',': the host's own
+  -- stats; on devices the metadata's and the event's.
+  SELECT s.trace_id, s.event_id,
+         string_agg(s.key || '=' ||
+           CASE s.value_type
+             WHEN 'int' THEN CAST(s.int_value AS VARCHAR)
+             WHEN 'uint' THEN CAST(s.uint_value AS VARCHAR)
+             WHEN 'double' THEN s.double_text
+             WHEN 'bytes' THEN '<opaque bytes>'
+             ELSE s.str_value END, ',' ORDER BY s.sort_key) AS trace_args
+  FROM (SELECT *, CASE WHEN origin = 'metadata' THEN '0' ELSE '1' END || key AS sort_key,
+               -- absl::StrCat of a double: `%g` with 6 significant digits
+               -- (3.72662e-05, 0.25, 123457, 1.23457e+06)
+               CASE WHEN double_value = 0 THEN '0'
+                    WHEN abs(double_value) >= 1e-4 AND abs(double_value) < 1e6
+                      THEN CASE WHEN round(double_value, CAST(5 - floor(log10(abs(double_value))) AS INT))
+                                     = trunc(round(double_value, CAST(5 - floor(log10(abs(double_value))) AS INT)))
+                                THEN CAST(CAST(round(double_value, CAST(5 - floor(log10(abs(double_value))) AS INT))
+                                               AS BIGINT) AS VARCHAR)
+                                ELSE CAST(round(double_value, CAST(5 - floor(log10(abs(double_value))) AS INT))
+                                          AS VARCHAR) END
+                    ELSE CASE WHEN round(double_value / power(10.0, floor(log10(abs(double_value)))), 5)
+                                     = trunc(round(double_value / power(10.0, floor(log10(abs(double_value)))), 5))
+                              THEN CAST(CAST(round(double_value / power(10.0, floor(log10(abs(double_value)))), 5)
+                                             AS BIGINT) AS VARCHAR)
+                              ELSE CAST(round(double_value / power(10.0, floor(log10(abs(double_value)))), 5)
+                                        AS VARCHAR) END
+                         || 'e' || CASE WHEN abs(double_value) < 1 THEN '-' ELSE '+' END
+                         || lpad(CAST(CAST(abs(floor(log10(abs(double_value)))) AS BIGINT) AS VARCHAR), 2, '0')
+               END AS double_text
+        FROM event_stats) s
+  JOIN base b ON b.trace_id = s.trace_id AND b.event_id = s.event_id
+  WHERE CASE WHEN b.parser = 'host'
+             THEN s.origin = 'event' AND s.key NOT IN ('group_id', 'correlation_id', 'flow', 'source')
+             WHEN b.parser = 'gpu_stream'
+             THEN s.key NOT IN ('tf_op', 'hlo_op', 'hlo_module', 'program_id', 'group_id',
+                                'correlation_id', 'kernel_details', 'tensor_shapes', 'source_info')
+             ELSE s.key NOT IN ('flops', 'bytes_accessed', 'tf_op', 'source', 'source_info') END
+  GROUP BY s.trace_id, s.event_id
+),
+step_roots AS (
+  -- XProf's event grouping adds `step_name` to the stats of a step's root.
+  SELECT trace_id, step_root_event_id AS event_id, max(step_name) AS step_name
+  FROM event_steps GROUP BY trace_id, step_root_event_id
+),
+rows AS (
+SELECT
+  CASE b.parser WHEN 'host' THEN 'cpu:0'
+                WHEN 'tpu' THEN substr(b.plane_name, length('/device:') + 1)
+                WHEN 'custom' THEN b.plane_name
+                ELSE 'gpu:' || CAST(b.plane_id AS VARCHAR) END AS device,
+  CASE WHEN b.parser <> 'host' THEN CAST(b.line_id & 4294967295 AS INT UNSIGNED) END AS stream_id,
+  CASE WHEN b.parser = 'host' THEN CAST(b.line_id & 4294967295 AS INT UNSIGNED) END AS thread_id,
+  CASE WHEN b.parser = 'host' THEN b.line_name END AS thread_name,
+  CAST(CASE WHEN b.parser IN ('host', 'gpu_stream') THEN b.correlation_id & 4294967295 END
+       AS INT UNSIGNED) AS correlation_id,
+  CASE WHEN b.parser IN ('gpu_xla', 'tpu') AND b.line_name LIKE 'XLA Modules%' THEN 'HLO Module:' || b.name
+       WHEN b.parser = 'tpu' AND b.line_name = 'Steps' THEN 'step:' || b.name
+       ELSE b.name END AS kernel_name,
+  CASE WHEN b.parser = 'gpu_stream' THEN s.kernel_details END AS kernel_details,
+  CASE WHEN b.parser = 'host' AND parse_tf_op(b.name)['type'] <> ''
+            AND parse_tf_op(b.name)['kind'] = 'tensorflow' AND b.name LIKE '%:%'
+         THEN parse_tf_op(b.name)['name']
+       WHEN b.parser = 'gpu_stream' THEN parse_tf_op(i.tf_op)['name']
+       WHEN b.parser IN ('gpu_xla', 'tpu', 'custom') AND strpos(b.tf_op, ':') > 0
+         THEN substr(b.tf_op, 1, strpos(b.tf_op, ':') - 1)
+       WHEN b.parser IN ('gpu_xla', 'tpu', 'custom') THEN b.tf_op END AS tf_op_name,
+  CASE WHEN b.parser = 'host' AND parse_tf_op(b.name)['type'] <> ''
+            AND parse_tf_op(b.name)['kind'] = 'tensorflow' AND b.name LIKE '%:%'
+         THEN parse_tf_op(b.name)['type']
+       WHEN b.parser = 'gpu_stream' THEN parse_tf_op(i.tf_op)['type']
+       WHEN b.parser IN ('gpu_xla', 'tpu', 'custom') AND strpos(b.tf_op, ':') > 0
+         THEN substr(b.tf_op, strpos(b.tf_op, ':') + 1)
+       WHEN b.parser IN ('gpu_xla', 'tpu', 'custom') AND b.tf_op IS NOT NULL THEN '' END AS tf_op_type,
+  CASE WHEN b.parser = 'gpu_stream' THEN split_part(b.hlo_op, '::', -1)
+       WHEN b.parser = 'tpu' AND b.line_name = 'XLA Ops' THEN b.display_name END AS hlo_op,
+  CASE WHEN b.parser = 'gpu_stream' THEN b.hlo_module
+       WHEN b.parser = 'tpu' AND b.line_name = 'XLA Ops' THEN CAST(m.name AS VARCHAR) END AS hlo_module,
+  CAST(b.start_ns AS BIGINT UNSIGNED) AS start_ns,
+  CAST(CAST(CAST(b.start_ns AS DOUBLE) + b.dur_ps / 1000.0 AS BIGINT) AS BIGINT UNSIGNED) AS end_ns,
+  CAST(CASE WHEN b.parser = 'tpu' AND b.tensor_core
+            THEN greatest(b.dur_ps / 1000 - coalesce(n.children_ns, 0), 0)
+            ELSE b.dur_ps / 1000 END AS BIGINT UNSIGNED) AS self_time_ns,
+  CASE WHEN b.parser IN ('host', 'gpu_stream') THEN st.step_name
+       WHEN b.parser = 'tpu' AND b.line_name = 'XLA Ops' THEN 'step:' || CAST(sp.name AS VARCHAR) END AS step,
+  CASE b.parser WHEN 'host' THEN 'host' WHEN 'gpu_stream' THEN 'device' ELSE b.line_name END AS category,
+  CAST(CASE WHEN b.parser IN ('gpu_xla', 'tpu', 'custom') THEN b.flops END AS BIGINT UNSIGNED) AS flops,
+  CAST(CASE WHEN b.parser IN ('gpu_xla', 'tpu', 'custom') THEN b.bytes_accessed END AS BIGINT UNSIGNED)
+    AS memory_accessed,
+  CASE WHEN b.parser = 'gpu_stream' AND i.name IS NOT NULL THEN os.input_tensors END AS input_tensors,
+  CASE WHEN b.parser = 'gpu_stream' AND i.name IS NOT NULL THEN make_array(i.output_tensor) END
+    AS output_tensors,
+  CASE WHEN r.step_name IS NOT NULL AND b.parser = 'host'
+       THEN concat_ws(',', a.trace_args, 'step_name=' || r.step_name)
+       ELSE a.trace_args END AS trace_args,
+  CAST(NULL AS BIGINT UNSIGNED) AS hlo_fingerprint,
+  CASE WHEN b.parser = 'host' THEN s.flow END AS flow,
+  CASE WHEN b.parser IN ('host', 'gpu_xla', 'tpu', 'custom') THEN s.source END AS source_line,
+  CAST(NULL AS BIGINT) AS dcn_src_slice_id,
+  CAST(NULL AS BIGINT) AS dcn_dst_slice_id,
+  CAST(NULL AS BIGINT) AS dcn_src_logical_device_id,
+  CAST(NULL AS BIGINT) AS dcn_dst_logical_device_id,
+  CAST(NULL AS VARCHAR) AS dcn_collective_name,
+  CAST(NULL AS BIGINT UNSIGNED) AS dcn_duration_us,
+  CAST(NULL AS BIGINT UNSIGNED) AS dcn_payload_size_bytes
+FROM base b
+LEFT JOIN stats s ON s.trace_id = b.trace_id AND s.event_id = b.event_id
+LEFT JOIN args a ON a.trace_id = b.trace_id AND a.event_id = b.event_id
+LEFT JOIN step_roots r ON r.trace_id = b.trace_id AND r.event_id = b.event_id
+LEFT JOIN nested n ON n.trace_id = b.trace_id AND n.parent = b.event_id
+LEFT JOIN event_steps st ON st.trace_id = b.trace_id AND st.event_id = b.event_id
+LEFT JOIN events sp ON sp.trace_id = b.trace_id AND sp.event_id = b.step_event_id
+LEFT JOIN events m ON m.trace_id = b.trace_id AND m.event_id = b.module_event_id
+LEFT JOIN instructions i
+  ON b.parser = 'gpu_stream' AND i.trace_id = b.trace_id AND i.program_id = b.program_id
+ AND i.name = split_part(b.hlo_op, '::', -1)
+LEFT JOIN operand_shapes os
+  ON os.trace_id = i.trace_id AND os.program_id = i.program_id AND os.name = i.name
+)
+-- XProf's column types: strings as Utf8 (whatever DataFusion's own string
+-- type), ids UInt32, times and counts UInt64.
+SELECT arrow_cast(device, 'Utf8') AS device, stream_id, thread_id,
+       arrow_cast(thread_name, 'Utf8') AS thread_name, correlation_id,
+       arrow_cast(kernel_name, 'Utf8') AS kernel_name,
+       arrow_cast(kernel_details, 'Utf8') AS kernel_details,
+       arrow_cast(tf_op_name, 'Utf8') AS tf_op_name, arrow_cast(tf_op_type, 'Utf8') AS tf_op_type,
+       arrow_cast(hlo_op, 'Utf8') AS hlo_op, arrow_cast(hlo_module, 'Utf8') AS hlo_module,
+       start_ns, end_ns, self_time_ns, arrow_cast(step, 'Utf8') AS step,
+       arrow_cast(category, 'Utf8') AS category, flops, memory_accessed,
+       arrow_cast(input_tensors, 'List(Utf8)') AS input_tensors,
+       arrow_cast(output_tensors, 'List(Utf8)') AS output_tensors,
+       arrow_cast(trace_args, 'Utf8') AS trace_args, hlo_fingerprint, flow,
+       arrow_cast(source_line, 'Utf8') AS source_line,
+       dcn_src_slice_id, dcn_dst_slice_id, dcn_src_logical_device_id, dcn_dst_logical_device_id,
+       arrow_cast(dcn_collective_name, 'Utf8') AS dcn_collective_name,
+       dcn_duration_us, dcn_payload_size_bytes
+FROM rows
