@@ -1,7 +1,7 @@
 //! Bad input gets a clear error naming the file, the format and the byte
 //! offset; never a panic, never a partial Parquet file.
 
-mod common;
+use crate::common;
 
 use common::*;
 use prost::Message;
@@ -20,23 +20,75 @@ fn convert_err(bytes: &[u8]) -> Option<String> {
         .map(|e| e.to_string())
 }
 
+/// The (name, duration) of every event a conversion gave, counted.
+fn event_keys(sink: &MemorySink) -> std::collections::BTreeMap<(String, i64), usize> {
+    let mut keys = std::collections::BTreeMap::new();
+    for b in sink
+        .tables
+        .get(&xprof_sql::format::Table::Events)
+        .into_iter()
+        .flatten()
+    {
+        for (name, dur) in strings(b, "name").into_iter().zip(i64s(b, "dur_ps")) {
+            *keys.entry((name, dur.unwrap())).or_default() += 1;
+        }
+    }
+    keys
+}
+
 #[test]
 fn every_truncation_of_a_real_file_errors_or_converts_without_panic() {
     let bytes = std::fs::read(cpu_fixture("jax_cpu_nested_4steps")).unwrap();
-    let mut errors = 0;
+    let full = event_keys(&convert_bytes(&bytes, &Default::default()).0);
+    let (mut errors, mut converted) = (0, 0);
     // Every prefix length would take long in a debug build; a stride
     // covering all field boundaries of the first KB and then sparser.
     let cuts: Vec<usize> = (0..1024).chain((1024..bytes.len()).step_by(997)).collect();
     for cut in cuts {
-        if let Some(msg) = convert_err(&bytes[..cut]) {
-            errors += 1;
-            assert!(
-                msg.contains("test.xplane.pb") && msg.contains("invalid XSpace at byte"),
-                "{msg}"
-            );
+        let mut sink = MemorySink::default();
+        match xspace::convert(
+            &bytes[..cut],
+            &source(0),
+            &ConvertOptions::default(),
+            &mut sink,
+        ) {
+            Err(e) => {
+                let msg = e.to_string();
+                errors += 1;
+                assert!(
+                    msg.contains("test.xplane.pb") && msg.contains("invalid XSpace at byte"),
+                    "{msg}"
+                );
+            }
+            Ok(_) => {
+                // A cut between whole planes: what converted is exactly the
+                // events of those planes (prost reads the same prefix), and
+                // every one of them is an event of the whole file.
+                converted += 1;
+                let prefix = xprof_sql::format::wire::XSpace::decode(&bytes[..cut])
+                    .expect("prost reads a prefix that converted");
+                let in_prefix: usize = prefix
+                    .planes
+                    .iter()
+                    .flat_map(|p| &p.lines)
+                    .map(|l| l.events.len())
+                    .sum();
+                assert_eq!(
+                    sink.rows(xprof_sql::format::Table::Events),
+                    in_prefix,
+                    "cut {cut}"
+                );
+                for (key, n) in event_keys(&sink) {
+                    assert!(
+                        full.get(&key).is_some_and(|m| *m >= n),
+                        "cut {cut}: {key:?}"
+                    );
+                }
+            }
         }
     }
     assert!(errors > 100, "truncations are detected ({errors})");
+    assert!(converted >= 1, "no cut fell between planes");
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! schema included; so does a session that emits its partial state every
 //! two groups. The plan shows which aggregates it replaces.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! The SQL functions registered on every profile session, checked against
 //! answers computed here independently.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

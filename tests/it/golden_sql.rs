@@ -13,8 +13,12 @@
 //! value value
 //! ```
 //!
-//! separated by blank lines. Values are written space-separated as Arrow
-//! displays them, `NULL` for NULL and `(empty)` for an empty string.
+//! separated by blank lines. The column types are one letter per column of
+//! the answer, checked against its Arrow types: `I` integer, `R` floating
+//! point or decimal, `T` text (strings, dictionaries of them, binary), `B`
+//! boolean, `?` anything else (lists, structs, times). Values are written
+//! space-separated as Arrow displays them, `NULL` for NULL and `(empty)`
+//! for an empty string.
 //! `statement ok` / `statement error <text>` records run a statement and
 //! check it succeeds / fails with a message containing `<text>`.
 //! `XPROF_SQL_BLESS=1` rewrites the answers from what the queries return
@@ -23,6 +27,7 @@
 use std::path::{Path, PathBuf};
 
 use arrow::array::RecordBatch;
+use arrow::datatypes::DataType;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use xprof_sql::query::{OpenOptions, ProfileSession};
 
@@ -106,6 +111,33 @@ fn parse(text: &str, root: &Path) -> SltFile {
     }
 }
 
+/// The sqllogictest type letter of an Arrow type.
+fn type_letter(t: &DataType) -> char {
+    match t {
+        t if t.is_integer() => 'I',
+        t if t.is_floating() => 'R',
+        DataType::Decimal128(..) | DataType::Decimal256(..) => 'R',
+        DataType::Utf8
+        | DataType::LargeUtf8
+        | DataType::Utf8View
+        | DataType::Binary
+        | DataType::LargeBinary
+        | DataType::BinaryView => 'T',
+        DataType::Dictionary(_, value) => type_letter(value),
+        DataType::Boolean => 'B',
+        _ => '?',
+    }
+}
+
+/// The type letters of a query's answer.
+fn type_letters(schema: &arrow::datatypes::Schema) -> String {
+    schema
+        .fields()
+        .iter()
+        .map(|f| type_letter(f.data_type()))
+        .collect()
+}
+
 fn render(batches: &[RecordBatch]) -> Vec<String> {
     let options = FormatOptions::default().with_null("NULL");
     let mut rows = Vec::new();
@@ -174,15 +206,46 @@ async fn run_file(path: &Path, root: &Path, bless: bool) -> Vec<String> {
                 rowsort,
             } => {
                 let batches = match session.sql(sql).await {
-                    Ok(df) => df.collect().await.map_err(|e| e.to_string()),
+                    Ok(df) => {
+                        let schema = df.schema().as_arrow().clone();
+                        df.collect()
+                            .await
+                            .map(|b| (schema, b))
+                            .map_err(|e| e.to_string())
+                    }
                     Err(e) => Err(e.to_string()),
                 };
+                let declared = header
+                    .strip_prefix("query ")
+                    .and_then(|r| r.split_whitespace().next())
+                    .unwrap_or("")
+                    .to_string();
+                let mut letters = declared.clone();
                 let mut got = match batches {
-                    Ok(b) => render(&b),
+                    Ok((schema, b)) => {
+                        letters = type_letters(&schema);
+                        if letters != declared {
+                            failures.push(format!(
+                                "{sql}\ncolumn types {declared:?}, the answer has {letters:?}"
+                            ));
+                        }
+                        render(&b)
+                    }
                     Err(e) => {
                         failures.push(format!("{sql}\nfailed: {e}"));
                         expected.clone()
                     }
+                };
+                // Blessing writes the answer's letters, keeping the options.
+                let header = match header.strip_prefix("query ") {
+                    Some(rest) => {
+                        let options: Vec<&str> = rest.split_whitespace().skip(1).collect();
+                        std::iter::once(format!("query {letters}"))
+                            .chain(options.iter().map(|o| o.to_string()))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    }
+                    None => header.clone(),
                 };
                 if *rowsort {
                     got.sort();

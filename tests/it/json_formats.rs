@@ -11,7 +11,7 @@
 //! project-written tree with every kind of metric, and a join of its
 //! kernels with the same run's kernel timeline.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -399,7 +399,7 @@ fn every_phase_and_edge_maps_as_documented() {
         "1 begin events (B or b) have no end",
         "1 E events without an open B",
         "1 async end events (e) without a matching b",
-        "1 events without a numeric ts",
+        "1 events without a ts were dropped",
         "1 events of unknown phase \"Z\"",
         "1 flow events on track \"7\" have no slice",
     ] {
@@ -537,7 +537,7 @@ fn chrome_traces_round_trip_through_parquet_with_xspace() {
             )
         })
         .collect();
-    // 100 kernels of JAX (XProf's kernel_stats count, tests/analyses.rs),
+    // 100 kernels of JAX (XProf's kernel_stats count, tests/it/analyses.rs),
     // 170 of Kineto (serde_json above), 18 of Proton's timeline.
     assert_eq!(
         kernels,
@@ -874,9 +874,21 @@ fn a_kernel_of_the_proton_tree_joins_the_same_kernel_in_the_timeline() {
          GROUP BY n.name, n.count ORDER BY n.name",
     ));
     assert_eq!(rows.len(), 4);
+    // Each kernel's time in the timeline, summed here from the JSON.
+    let trace: Value = serde_json::from_slice(&std::fs::read(&inputs[1]).unwrap()).unwrap();
+    let events = trace
+        .get("traceEvents")
+        .unwrap_or(&trace)
+        .as_array()
+        .unwrap();
     for r in &rows {
         assert_eq!(r["count"], r["launches"], "{r:?}");
-        assert!(r["timeline_ps"].as_i64().unwrap() > 0);
+        let want_ps: i64 = events
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["name"] == r["name"])
+            .map(|e| ps(&e["dur"]))
+            .sum();
+        assert_eq!(r["timeline_ps"].as_i64().unwrap(), want_ps, "{r:?}");
     }
 }
 
@@ -1196,11 +1208,12 @@ fn mosaic_gpu_scopes_are_the_generators() {
     assert_eq!(got.len(), want.len());
     assert_eq!(got, want);
     // warp_scopes: per scope, instances, lanes (warpgroups) and cycles.
-    let mut by_scope: BTreeMap<String, (u64, u64, i64, std::collections::BTreeSet<i64>)> =
-        BTreeMap::new();
+    type Lanes = std::collections::BTreeSet<i64>;
+    let mut by_scope: BTreeMap<String, (u64, Lanes, i64, Lanes)> = BTreeMap::new();
     for s in &trace.scopes {
         let e = by_scope.entry(s.name.clone()).or_default();
         e.0 += 1;
+        e.1.insert(s.sm_id);
         e.2 += s.end - s.start;
         e.3.insert(s.warpgroup_id);
     }
@@ -1210,12 +1223,13 @@ fn mosaic_gpu_scopes_are_the_generators() {
     ));
     assert_eq!(rows.len(), by_scope.len());
     for r in &rows {
-        let (n, _, cycles, wgs) = &by_scope[r["scope"].as_str().unwrap()];
+        let (n, sms, cycles, wgs) = &by_scope[r["scope"].as_str().unwrap()];
         assert_eq!(r["instances"].as_u64().unwrap(), *n);
         assert_eq!(r["total_cycles"].as_i64().unwrap(), *cycles);
         assert_eq!(r["warps"].as_u64().unwrap(), wgs.len() as u64);
+        // The dump has no CTA ids: the view counts none.
         assert_eq!(r["ctas"].as_u64().unwrap(), 0);
-        assert!(r["sms"].as_u64().unwrap() <= u64::from(spec.sms));
+        assert_eq!(r["sms"].as_u64().unwrap(), sms.len() as u64, "{r:?}");
     }
     // Devices are the SMs, tracks the warpgroups; by content under any name.
     let renamed = dir.path().join("profile.json");
@@ -1233,4 +1247,88 @@ fn mosaic_gpu_scopes_are_the_generators() {
     ));
     assert_eq!(devs[0]["device"], "SM 0");
     assert_eq!(devs[0]["track"], "warpgroup 0");
+}
+
+/// Chrome-trace events that cannot be represented are counted per reason
+/// and reported (`traces.converter_warnings`, and one line on the CLI's
+/// stderr), and no wrapped or saturated time is stored as if it were real:
+/// a time out of range (`1e400`, 2^63 µs) drops its event instead of
+/// becoming 0 or moving every other event.
+#[test]
+fn unrepresentable_chrome_events_are_counted_per_reason_never_stored_wrong() {
+    let text = br#"{"traceEvents": [
+        {"ph": "X", "name": "good", "pid": 1, "tid": 1, "ts": 10, "dur": 2},
+        {"ph": "X", "name": "huge", "pid": 1, "tid": 1, "ts": 1e400, "dur": 1},
+        {"ph": "X", "name": 42, "pid": 1, "tid": 1, "ts": 11, "dur": 1},
+        {"ph": ["X"], "name": "listed", "pid": 1, "tid": 1, "ts": 12, "dur": 1},
+        {"ph": "X", "name": "quoted", "pid": 1, "tid": 1, "ts": "13.5", "dur": 1},
+        {"ph": "X", "name": "wraps", "pid": 1, "tid": 1, "ts": 9223372036854775807, "dur": 1},
+        {"ph": "X", "name": "later", "pid": 1, "tid": 1, "ts": "soon", "dur": 1},
+        {"ph": "X", "name": "timeless", "pid": 1, "tid": 1, "dur": 1}
+    ]}"#;
+    let (sink, summary) = convert_text(text).unwrap();
+    let events = table(&sink, Table::Events);
+    let mut got: Vec<(String, i64)> = strings(&events, "name")
+        .into_iter()
+        .zip(i64s(&events, "ts_ps").into_iter().map(Option::unwrap))
+        .collect();
+    got.sort();
+    // Times relative to the trace's first event (10 µs).
+    assert_eq!(
+        got,
+        vec![
+            ("42".to_string(), 1_000_000),
+            ("good".to_string(), 0),
+            ("quoted".to_string(), 3_500_000),
+        ]
+    );
+    let mut warnings = summary.warnings.clone();
+    warnings.sort();
+    assert_eq!(
+        warnings,
+        vec![
+            "1 events of unknown phase \"[\\\"X\\\"]\" were dropped".to_string(),
+            "1 events whose name is not a string were kept, named by its JSON text".to_string(),
+            "1 events whose ts is not a number were dropped".to_string(),
+            "1 events without a ts were dropped".to_string(),
+            "2 events whose ts is out of range (not representable in ps, or beyond an i64 of ns from the first event) were dropped".to_string(),
+        ]
+    );
+    // The same in the traces table, and one line on the CLI's stderr.
+    let traces = table(&sink, Table::Traces);
+    let list = arrow::array::AsArray::as_list::<i32>(
+        traces
+            .column_by_name("converter_warnings")
+            .unwrap()
+            .as_ref(),
+    )
+    .value(0);
+    let mut stored: Vec<String> = arrow::array::AsArray::as_string::<i32>(list.as_ref())
+        .iter()
+        .map(|w| w.unwrap().to_string())
+        .collect();
+    stored.sort();
+    assert_eq!(stored, warnings);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hostile.json");
+    std::fs::write(&path, text).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_xprof-sql"))
+        .args([
+            "query",
+            path.to_str().unwrap(),
+            "-e",
+            "SELECT count(*) AS n FROM events",
+        ])
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "n\n3\n");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains("hostile.json") && lines[0].contains("2 events whose ts is out of range"),
+        "{err}"
+    );
 }

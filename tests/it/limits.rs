@@ -2,7 +2,7 @@
 //! converted into memory or through a temporary dataset (by their inflated
 //! size), and it bounds query execution (spill, or a clean error).
 
-mod common;
+use crate::common;
 
 use common::*;
 use xprof_sql::format::Table;
@@ -73,6 +73,31 @@ async fn a_gzip_input_is_judged_by_what_it_inflates_to() {
     assert!(through_dataset(&s), "judged by the inflated size");
 }
 
+/// Runs `sql`; its batches and how often its operators spilled
+/// (DataFusion's `spill_count` metrics, summed over the plan).
+pub(crate) async fn collect_counting_spills(
+    s: &ProfileSession,
+    sql: &str,
+) -> datafusion::error::Result<(Vec<arrow::array::RecordBatch>, usize)> {
+    fn spills(plan: &dyn datafusion::physical_plan::ExecutionPlan) -> usize {
+        plan.metrics().and_then(|m| m.spill_count()).unwrap_or(0)
+            + plan
+                .children()
+                .into_iter()
+                .map(|c| spills(c.as_ref()))
+                .sum::<usize>()
+    }
+    let df = s.sql(sql).await.expect("plans");
+    let task = std::sync::Arc::new(df.task_ctx());
+    let plan = df.create_physical_plan().await?;
+    let batches = datafusion::physical_plan::collect(plan.clone(), task).await?;
+    Ok((batches, spills(plan.as_ref())))
+}
+
+/// The limit is enforced: without it the sort runs in memory (no spill);
+/// under 256 KiB the same sort spills and gives the same rows, or fails
+/// with "Resources exhausted". (Without `with_memory_limit` in
+/// query::session both runs are unbounded and neither spills: this fails.)
 #[tokio::test]
 async fn a_query_over_the_memory_limit_spills_or_fails_cleanly() {
     // Sorting every stat row of the largest real fixture under 256 KiB.
@@ -81,7 +106,8 @@ async fn a_query_over_the_memory_limit_spills_or_fails_cleanly() {
     free.open(&[cpu_fixture(REAL_CPU[1])], &OpenOptions::default())
         .await
         .unwrap();
-    let expected = free.sql(sql).await.unwrap().collect().await.unwrap();
+    let (expected, free_spills) = collect_counting_spills(&free, sql).await.unwrap();
+    assert_eq!(free_spills, 0, "no limit, no spill");
     let expected_rows: usize = expected.iter().map(|b| b.num_rows()).sum();
     assert_eq!(expected_rows, {
         let bytes = std::fs::read(cpu_fixture(REAL_CPU[1])).unwrap();
@@ -99,8 +125,9 @@ async fn a_query_over_the_memory_limit_spills_or_fails_cleanly() {
         .open(&[cpu_fixture(REAL_CPU[1])], &OpenOptions::default())
         .await
         .unwrap();
-    match tight.sql(sql).await.unwrap().collect().await {
-        Ok(batches) => {
+    match collect_counting_spills(&tight, sql).await {
+        Ok((batches, spills)) => {
+            assert!(spills > 0, "ran under 256 KiB without spilling");
             // Spilled: the same rows in the same order.
             let a = arrow::compute::concat_batches(&batches[0].schema(), &batches).unwrap();
             let b = arrow::compute::concat_batches(&expected[0].schema(), &expected).unwrap();

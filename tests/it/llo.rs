@@ -10,7 +10,7 @@
 //! tests/fixtures/tpu/README.md says) are compared where XProf computes the
 //! same number.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

@@ -10,7 +10,7 @@
 //! (tests/fixtures/tpu/expected/synthetic_capture.*, made as
 //! tests/fixtures/tpu/README.md says).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

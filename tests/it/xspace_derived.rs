@@ -3,7 +3,7 @@
 //! files built with the documented names (no real TPU/GPU capture has
 //! these lines; the inputs here are synthetic).
 
-mod common;
+use crate::common;
 
 use common::*;
 use prost::Message;

@@ -6,7 +6,7 @@
 //! outputs: XProf 2.24.2 (`xprof list_xplane_lines`, `xprof
 //! create_events_db`), committed under tests/fixtures/xspace/expected.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
@@ -218,14 +218,16 @@ fn synthetic_device_profiles_lose_nothing() {
 }
 
 /// `xprof list_xplane_lines` (XProf 2.24.2) gives the same planes, lines
-/// and per-line event counts as `inspect`.
+/// and per-line event counts as `inspect`, on the real CPU and GPU
+/// profiles.
 #[test]
 fn inspect_matches_xprof_list_xplane_lines() {
-    for stem in REAL_CPU {
-        let path = cpu_fixture(stem);
+    let cpu = REAL_CPU.map(|stem| (stem, cpu_fixture(stem), "xspace"));
+    let gpu = REAL_GPU.map(|stem| (stem, gpu_fixture(stem), "gpu"));
+    for (stem, path, folder) in cpu.into_iter().chain(gpu) {
         let expected: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(fixture(&format!(
-                "xspace/expected/{stem}.list_xplane_lines.txt"
+                "{folder}/expected/{stem}.list_xplane_lines.txt"
             )))
             .unwrap(),
         )

@@ -231,8 +231,22 @@ pub fn i(r: &Row, k: &str) -> i64 {
 }
 
 /// The rows of `sql` over the profiles at `paths` (files, folders or
-/// datasets), as JSON objects.
+/// datasets), as JSON objects (NULL columns absent).
 pub async fn query_rows<P: AsRef<std::path::Path>>(paths: &[P], sql: &str) -> Vec<Row> {
+    query_rows_as(paths, sql, false).await
+}
+
+/// As `query_rows`, with every column of the result in every row (NULL as
+/// JSON null), so that a missing column is told apart from a NULL.
+pub async fn query_rows_with_nulls<P: AsRef<std::path::Path>>(paths: &[P], sql: &str) -> Vec<Row> {
+    query_rows_as(paths, sql, true).await
+}
+
+async fn query_rows_as<P: AsRef<std::path::Path>>(
+    paths: &[P],
+    sql: &str,
+    explicit_nulls: bool,
+) -> Vec<Row> {
     use serde_json::Value;
     use xprof_sql::query::{OpenOptions, ProfileSession};
     let mut session = ProfileSession::new();
@@ -241,7 +255,9 @@ pub async fn query_rows<P: AsRef<std::path::Path>>(paths: &[P], sql: &str) -> Ve
     let batches = session.sql(sql).await.unwrap().collect().await.unwrap();
     let mut out = Vec::new();
     {
-        let mut w = arrow::json::ArrayWriter::new(&mut out);
+        let mut w = arrow::json::WriterBuilder::new()
+            .with_explicit_nulls(explicit_nulls)
+            .build::<_, arrow::json::writer::JsonArray>(&mut out);
         for b in &batches {
             w.write(&xprof_sql::output::plain_batch(b).unwrap())
                 .unwrap();

@@ -1,0 +1,29 @@
+//! The integration tests, as one test binary.
+//!
+//! Each module was a binary of its own once; every one of them linked
+//! DataFusion, so the README's test command spent most of its time linking
+//! the same library ~17 times. One binary links it once. Run one module
+//! with `cargo test --release --test it MODULE::` (e.g. `cli::`), one test
+//! by a part of its name.
+
+mod common;
+
+mod analyses;
+mod async_overlap;
+mod bad_input;
+mod cli;
+mod dictionary_aggregate;
+mod embed;
+mod events_db;
+mod functions;
+mod golden_sql;
+mod json_formats;
+mod limits;
+mod llo;
+mod llo_capture;
+mod oracles;
+mod safe_mode;
+mod shell_pty;
+mod sort_order;
+mod xspace_derived;
+mod xspace_fidelity;

@@ -1,0 +1,301 @@
+//! Independent checks of view columns no XProf tool computes: each number
+//! is recomputed here from the raw input, decoded with prost, and compared
+//! with the view. (The golden `tests/sql/*.slt` files hold what the views
+//! answer; these tests say why those answers are right.)
+
+use crate::common;
+
+use std::collections::BTreeMap;
+
+use common::*;
+use prost::Message;
+use xprof_sql::format::wire::{XEvent, XLine, XPlane, XSpace, XStat, x_event, x_stat};
+
+fn space(rel: &str) -> XSpace {
+    XSpace::decode(&*std::fs::read(fixture(rel)).unwrap()).unwrap()
+}
+
+fn stat_name<'a>(plane: &'a XPlane, s: &XStat) -> &'a str {
+    &plane.stat_metadata[&(s.metadata_id as i64)].name
+}
+
+/// An integer stat of the event (its own first, then its metadata's).
+fn int_stat(plane: &XPlane, ev: &XEvent, key: &str) -> Option<i64> {
+    let md = plane.event_metadata.get(&ev.metadata_id);
+    ev.stats
+        .iter()
+        .chain(md.into_iter().flat_map(|m| &m.stats))
+        .find(|s| stat_name(plane, s) == key)
+        .and_then(|s| match s.value {
+            Some(x_stat::Value::Int64Value(v)) => Some(v),
+            Some(x_stat::Value::Uint64Value(v)) => Some(v as i64),
+            _ => None,
+        })
+}
+
+/// Start and end of an event in ps, from its line (the fixtures' line
+/// times are relative to the profile start, so no origin is taken off).
+fn span_ps(line: &XLine, ev: &XEvent) -> (i64, i64) {
+    let Some(x_event::Data::OffsetPs(offset)) = ev.data else {
+        panic!("an aggregated event")
+    };
+    let start = line.timestamp_ns * 1000 + offset;
+    (start, start + ev.duration_ps)
+}
+
+/// `device_busy` per device: ops, first start, last end, span, summed op
+/// time, busy time (the union), idle and busy percent, from the raw op
+/// lines (TPU `XLA Ops`; GPU streams).
+#[tokio::test]
+async fn device_busy_is_the_raw_op_lines() {
+    for rel in [
+        "tpu/synthetic_tpu.xplane.pb",
+        "tpu/synthetic_self_time.xplane.pb",
+        "gpu/jax_gpu.xplane.pb",
+        "gpu/jax_pallas.xplane.pb",
+    ] {
+        let mut want = BTreeMap::new();
+        for plane in space(rel).planes {
+            let ops: Vec<(i64, i64)> = plane
+                .lines
+                .iter()
+                .filter(|l| {
+                    (plane.name.starts_with("/device:TPU:") && l.name == "XLA Ops")
+                        || (plane.name.starts_with("/device:GPU:") && l.name.starts_with("Stream"))
+                })
+                .flat_map(|l| l.events.iter().map(move |e| span_ps(l, e)))
+                .collect();
+            if ops.is_empty() {
+                continue;
+            }
+            let first = ops.iter().map(|o| o.0).min().unwrap();
+            let last = ops.iter().map(|o| o.1).max().unwrap();
+            let busy = union_sweep_len(&mut ops.clone());
+            let op_time: i64 = ops.iter().map(|o| o.1 - o.0).sum();
+            want.insert(
+                plane.name.clone(),
+                (
+                    ops.len() as i64,
+                    first,
+                    last,
+                    last - first,
+                    op_time,
+                    busy,
+                    last - first - busy,
+                ),
+            );
+        }
+        assert!(!want.is_empty(), "{rel}");
+        let rows = query_rows(&[fixture(rel)], "SELECT * FROM device_busy").await;
+        assert_eq!(rows.len(), want.len(), "{rel}");
+        for r in &rows {
+            let name = r["device_name"].as_str().unwrap();
+            let got = (
+                i(r, "ops"),
+                i(r, "first_ps"),
+                i(r, "last_ps"),
+                i(r, "span_ps"),
+                i(r, "op_time_ps"),
+                i(r, "busy_ps"),
+                i(r, "idle_ps"),
+            );
+            let w = want[name];
+            assert_eq!(got, w, "{rel} {name}");
+            let pct = r["busy_pct"].as_f64().unwrap();
+            let want_pct = 100.0 * w.5 as f64 / w.3 as f64;
+            assert!(
+                (pct - want_pct).abs() <= 1e-12 * want_pct,
+                "{rel} {name}: {pct} vs {want_pct}"
+            );
+        }
+    }
+}
+
+/// As much of `xla.HloProto` as counting its computations and
+/// instructions needs (field numbers from xla/service/hlo.proto).
+#[derive(Clone, PartialEq, prost::Message)]
+struct HloProto {
+    #[prost(message, optional, tag = "1")]
+    hlo_module: Option<HloModule>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct HloModule {
+    #[prost(message, repeated, tag = "3")]
+    computations: Vec<HloComputation>,
+    #[prost(int64, tag = "5")]
+    id: i64,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct HloComputation {
+    #[prost(message, repeated, tag = "2")]
+    instructions: Vec<HloInstructionName>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct HloInstructionName {}
+
+/// `hlo_instructions` holds every instruction of every computation of
+/// every HLO module the trace carries (`/host:metadata`'s `Hlo Proto`
+/// stats), per program: counted here from the protos.
+#[tokio::test]
+async fn hlo_instructions_are_every_instruction_of_the_protos() {
+    for rel in [
+        "gpu/jax_gpu.xplane.pb",
+        "gpu/jax_pallas.xplane.pb",
+        "xspace/jax_cpu_mlp_5steps_w128.xplane.pb",
+        "xspace/jax_cpu_nested_4steps.xplane.pb",
+    ] {
+        let mut want: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+        for plane in space(rel)
+            .planes
+            .iter()
+            .filter(|p| p.name == "/host:metadata")
+        {
+            for md in plane.event_metadata.values() {
+                let Some(proto) = md.stats.iter().find_map(|s| match &s.value {
+                    Some(x_stat::Value::BytesValue(b)) if stat_name(plane, s) == "Hlo Proto" => {
+                        Some(b)
+                    }
+                    _ => None,
+                }) else {
+                    continue;
+                };
+                let module = HloProto::decode(proto.as_slice())
+                    .unwrap()
+                    .hlo_module
+                    .unwrap();
+                let program = md
+                    .stats
+                    .iter()
+                    .find(|s| stat_name(plane, s) == "program_id")
+                    .and_then(|s| match s.value {
+                        Some(x_stat::Value::Int64Value(v)) => Some(v),
+                        Some(x_stat::Value::Uint64Value(v)) => Some(v as i64),
+                        _ => None,
+                    })
+                    .unwrap_or(module.id);
+                let entry = want.entry(program.to_string()).or_default();
+                entry.0 += module.computations.len() as i64;
+                entry.1 += module
+                    .computations
+                    .iter()
+                    .map(|c| c.instructions.len() as i64)
+                    .sum::<i64>();
+            }
+        }
+        assert!(!want.is_empty(), "{rel}: no HLO proto");
+        let rows = query_rows(
+            &[fixture(rel)],
+            "SELECT CAST(program_id AS VARCHAR) AS program, count(DISTINCT computation) AS computations, \
+             count(*) AS instructions FROM hlo_instructions GROUP BY program_id",
+        )
+        .await;
+        let got: BTreeMap<String, (i64, i64)> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r["program"].as_str().unwrap().to_string(),
+                    (i(r, "computations"), i(r, "instructions")),
+                )
+            })
+            .collect();
+        assert_eq!(got, want, "{rel}");
+    }
+}
+
+/// `event_stats`: an event's own stats (`origin = 'event'`) and its
+/// metadata's that it does not override (`'metadata'`), counted per stat
+/// name from the raw file.
+#[tokio::test]
+async fn event_stats_are_own_then_metadata_stats() {
+    for rel in ["gpu/jax_gpu.xplane.pb", "tpu/synthetic_tpu.xplane.pb"] {
+        let mut want: BTreeMap<(String, String), i64> = BTreeMap::new();
+        for plane in space(rel).planes {
+            for line in &plane.lines {
+                for ev in &line.events {
+                    let own: Vec<&str> = ev.stats.iter().map(|s| stat_name(&plane, s)).collect();
+                    for key in &own {
+                        *want.entry(("event".into(), key.to_string())).or_default() += 1;
+                    }
+                    let md = plane.event_metadata.get(&ev.metadata_id);
+                    for s in md.into_iter().flat_map(|m| &m.stats) {
+                        let key = stat_name(&plane, s);
+                        if !own.contains(&key) {
+                            *want
+                                .entry(("metadata".into(), key.to_string()))
+                                .or_default() += 1;
+                        }
+                    }
+                }
+            }
+        }
+        let rows = query_rows(
+            &[fixture(rel)],
+            "SELECT origin, key, count(*) AS n FROM event_stats GROUP BY origin, key",
+        )
+        .await;
+        let got: BTreeMap<(String, String), i64> = rows
+            .iter()
+            .map(|r| {
+                (
+                    (
+                        r["origin"].as_str().unwrap().to_string(),
+                        r["key"].as_str().unwrap().to_string(),
+                    ),
+                    i(r, "n"),
+                )
+            })
+            .collect();
+        assert!(got.len() > 10, "{rel}: {got:?}");
+        assert_eq!(got, want, "{rel}");
+    }
+}
+
+/// `kernel_launch` on the real GPU captures: every kernel paired with the
+/// host call carrying its `correlation_id`, the delay from the call's
+/// start to the kernel's start, and the queue from the call's end.
+#[tokio::test]
+async fn kernel_launch_delays_are_the_correlated_events() {
+    for rel in ["gpu/jax_gpu.xplane.pb", "gpu/jax_pallas.xplane.pb"] {
+        let space = space(rel);
+        let mut host = BTreeMap::new();
+        let mut kernels = Vec::new();
+        for plane in &space.planes {
+            for line in &plane.lines {
+                for ev in &line.events {
+                    let Some(id) = int_stat(plane, ev, "correlation_id") else {
+                        continue;
+                    };
+                    let span = span_ps(line, ev);
+                    if plane.name.starts_with("/device:GPU:") {
+                        kernels.push((id, span));
+                    } else {
+                        host.insert(id, span);
+                    }
+                }
+            }
+        }
+        let mut want: Vec<(i64, i64, i64)> = kernels
+            .iter()
+            .filter_map(|(id, (k_start, _))| {
+                let (h_start, h_end) = host.get(id)?;
+                Some((*k_start, k_start - h_start, k_start - h_end))
+            })
+            .collect();
+        assert!(!want.is_empty(), "{rel}");
+        let rows = query_rows(
+            &[fixture(rel)],
+            "SELECT ts_ps, launch_delay_ps, queue_ps FROM kernel_launch WHERE link = 'correlation_id'",
+        )
+        .await;
+        let mut got: Vec<(i64, i64, i64)> = rows
+            .iter()
+            .map(|r| (i(r, "ts_ps"), i(r, "launch_delay_ps"), i(r, "queue_ps")))
+            .collect();
+        want.sort();
+        got.sort();
+        assert_eq!(got, want, "{rel}");
+    }
+}
