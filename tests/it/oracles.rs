@@ -299,3 +299,168 @@ async fn kernel_launch_delays_are_the_correlated_events() {
         assert_eq!(got, want, "{rel}");
     }
 }
+
+/// A step as the raw file has it: name, start, end, and its device.
+struct RawStep {
+    name: String,
+    device: String,
+    start: i64,
+    end: i64,
+}
+
+/// `step_stats` per step and device: the ops of the step, their first
+/// start and last end, busy time (their union) and idle (the step less
+/// busy, at least 0), recomputed from the raw file. TPU: the ops of the
+/// `XLA Ops` line inside each event of the same plane's `Steps` line. Host
+/// profiles (XLA on CPU, GPU captures): host steps are the events with a
+/// `step_num` stat; a host op (an event with an `hlo_op` stat) is in the
+/// last step that started at or before it, a GPU kernel in the step in
+/// which its launch (`correlation_id`) started, if that start is before
+/// the step's end.
+#[tokio::test]
+async fn step_stats_ops_busy_and_idle_are_the_raw_steps() {
+    for rel in [
+        "tpu/synthetic_tpu.xplane.pb",
+        "gpu/jax_gpu.xplane.pb",
+        "xspace/jax_cpu_mlp_5steps_w128.xplane.pb",
+    ] {
+        let space = space(rel);
+        let tpu = rel.starts_with("tpu/");
+        let mut steps: Vec<RawStep> = Vec::new();
+        // (step index, device name) -> op intervals
+        let mut ops: BTreeMap<(usize, String), Vec<(i64, i64)>> = BTreeMap::new();
+        let has_stat = |plane: &XPlane, ev: &XEvent, key: &str| {
+            let md = plane.event_metadata.get(&ev.metadata_id);
+            ev.stats
+                .iter()
+                .chain(md.into_iter().flat_map(|m| &m.stats))
+                .any(|s| stat_name(plane, s) == key)
+        };
+        if tpu {
+            for plane in space
+                .planes
+                .iter()
+                .filter(|p| p.name.starts_with("/device:TPU:"))
+            {
+                for l in plane.lines.iter().filter(|l| l.name == "Steps") {
+                    for ev in &l.events {
+                        let (start, end) = span_ps(l, ev);
+                        steps.push(RawStep {
+                            name: plane.event_metadata[&ev.metadata_id].name.clone(),
+                            device: plane.name.clone(),
+                            start,
+                            end,
+                        });
+                    }
+                }
+                for l in plane.lines.iter().filter(|l| l.name == "XLA Ops") {
+                    for ev in &l.events {
+                        let (start, end) = span_ps(l, ev);
+                        let step = steps
+                            .iter()
+                            .position(|s| {
+                                s.device == plane.name && s.start <= start && end <= s.end
+                            })
+                            .expect("an op outside every step");
+                        ops.entry((step, plane.name.clone()))
+                            .or_default()
+                            .push((start, end));
+                    }
+                }
+            }
+        } else {
+            // Host steps, then ops placed by the time they (or their
+            // launch) started.
+            let mut points: Vec<(i64, String, (i64, i64))> = Vec::new();
+            let mut launches = BTreeMap::new();
+            for plane in &space.planes {
+                for l in &plane.lines {
+                    for ev in &l.events {
+                        let (start, end) = span_ps(l, ev);
+                        if plane.name == "/host:CPU" {
+                            if let Some(n) = int_stat(plane, ev, "step_num") {
+                                let name = &plane.event_metadata[&ev.metadata_id].name;
+                                steps.push(RawStep {
+                                    name: format!("{name} {n}"),
+                                    device: plane.name.clone(),
+                                    start,
+                                    end,
+                                });
+                            }
+                            if has_stat(plane, ev, "hlo_op") {
+                                points.push((start, plane.name.clone(), (start, end)));
+                            }
+                            if let Some(id) = int_stat(plane, ev, "correlation_id") {
+                                launches.insert(id, start);
+                            }
+                        }
+                    }
+                }
+            }
+            for plane in space
+                .planes
+                .iter()
+                .filter(|p| p.name.starts_with("/device:GPU:"))
+            {
+                for l in &plane.lines {
+                    for ev in &l.events {
+                        let id = int_stat(plane, ev, "correlation_id").expect("a kernel's id");
+                        points.push((launches[&id], plane.name.clone(), span_ps(l, ev)));
+                    }
+                }
+            }
+            for (at, device, interval) in points {
+                let step = steps
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.start <= at)
+                    .max_by_key(|(i, s)| (s.start, *i))
+                    .map(|(i, _)| i);
+                if let Some(step) = step.filter(|&i| at < steps[i].end) {
+                    ops.entry((step, device)).or_default().push(interval);
+                }
+            }
+        }
+        assert!(!ops.is_empty(), "{rel}");
+        // Every step has a row: with its ops' device, else its own.
+        let mut want = BTreeMap::new();
+        for (i, s) in steps.iter().enumerate() {
+            let mine: Vec<_> = ops.iter().filter(|((step, _), _)| *step == i).collect();
+            if mine.is_empty() {
+                want.insert(
+                    (s.start, s.device.clone()),
+                    (s.name.clone(), 0, 0, s.end - s.start),
+                );
+            }
+            for ((_, device), intervals) in mine {
+                let busy = union_sweep_len(&mut intervals.clone());
+                let idle = (s.end - s.start - busy).max(0);
+                want.insert(
+                    (s.start, device.clone()),
+                    (s.name.clone(), intervals.len() as i64, busy, idle),
+                );
+            }
+        }
+        let rows = query_rows(
+            &[fixture(rel)],
+            "SELECT s.start_ps, d.name AS device, s.step_name, s.ops, s.busy_ps, s.idle_ps \
+             FROM step_stats s JOIN devices d USING (trace_id, device_id)",
+        )
+        .await;
+        let got: BTreeMap<(i64, String), (String, i64, i64, i64)> = rows
+            .iter()
+            .map(|r| {
+                (
+                    (i(r, "start_ps"), r["device"].as_str().unwrap().to_string()),
+                    (
+                        r["step_name"].as_str().unwrap().to_string(),
+                        i(r, "ops"),
+                        i(r, "busy_ps"),
+                        i(r, "idle_ps"),
+                    ),
+                )
+            })
+            .collect();
+        assert_eq!(got, want, "{rel}");
+    }
+}
