@@ -464,3 +464,60 @@ async fn step_stats_ops_busy_and_idle_are_the_raw_steps() {
         assert_eq!(got, want, "{rel}");
     }
 }
+
+/// `event_steps`' step columns besides the name: each step's root
+/// (`step_root_event_id`) is an event carrying the `_r` stat, and the
+/// steps are numbered (`step_group_id`) from 0 in the order their roots
+/// start, named after the root and its `iter_num` or `step_num`; all
+/// recomputed from the raw file's root events.
+#[tokio::test]
+async fn event_steps_roots_and_numbers_are_the_raw_roots() {
+    for rel in [
+        "xspace/jax_cpu_nested_4steps.xplane.pb",
+        "xspace/jax_cpu_mlp_5steps_w128.xplane.pb",
+        "gpu/jax_gpu.xplane.pb",
+    ] {
+        let space = space(rel);
+        let mut roots: Vec<(i64, String, String)> = Vec::new();
+        for plane in &space.planes {
+            for l in &plane.lines {
+                for ev in &l.events {
+                    if int_stat(plane, ev, "_r").is_none() {
+                        continue;
+                    }
+                    let name = plane.event_metadata[&ev.metadata_id].name.clone();
+                    let n = int_stat(plane, ev, "iter_num")
+                        .or_else(|| int_stat(plane, ev, "step_num"))
+                        .expect("a step number");
+                    roots.push((span_ps(l, ev).0, name.clone(), format!("{name} {n}")));
+                }
+            }
+        }
+        roots.sort();
+        assert!(roots.len() >= 4, "{rel}");
+        let rows = query_rows(
+            &[fixture(rel)],
+            "SELECT DISTINCT s.step_group_id, s.step_name, e.name, e.ts_ps \
+             FROM event_steps s JOIN events e ON e.trace_id = s.trace_id \
+             AND e.event_id = s.step_root_event_id ORDER BY s.step_group_id",
+        )
+        .await;
+        let got: Vec<(i64, i64, String, String)> = rows
+            .iter()
+            .map(|r| {
+                (
+                    i(r, "step_group_id"),
+                    i(r, "ts_ps"),
+                    r["name"].as_str().unwrap().to_string(),
+                    r["step_name"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        let want: Vec<(i64, i64, String, String)> = roots
+            .into_iter()
+            .enumerate()
+            .map(|(g, (ts, name, step))| (g as i64, ts, name, step))
+            .collect();
+        assert_eq!(got, want, "{rel}");
+    }
+}
