@@ -208,6 +208,7 @@ impl ProfileTables {
                     .map(|b| RecordBatch::try_new(schema.clone(), b.columns().to_vec()))
                     .collect::<std::result::Result<Vec<_>, _>>()
                     .map_err(DataFusionError::from)?;
+                let batches = coalesce(&schema, batches).map_err(DataFusionError::from)?;
                 sources.push(Arc::new(MemTable::try_new(schema.clone(), vec![batches])?));
             }
             if !p.files.is_empty() {
@@ -260,6 +261,47 @@ impl ProfileTables {
         }
         register_views(ctx, schema).await
     }
+}
+
+/// Rows per batch of an in-memory table after [`coalesce`].
+const MEMORY_BATCH_ROWS: usize = 8192;
+
+/// `batches` with runs of small ones joined into batches of about
+/// [`MEMORY_BATCH_ROWS`] rows, in order: a file of many small devices
+/// gives a batch per device and table, and scanning 20,000 one-row
+/// batches costs more than their rows.
+fn coalesce(
+    schema: &arrow::datatypes::SchemaRef,
+    batches: Vec<RecordBatch>,
+) -> std::result::Result<Vec<RecordBatch>, arrow::error::ArrowError> {
+    if batches.len() <= 1 {
+        return Ok(batches);
+    }
+    let mut out = Vec::new();
+    let mut run: Vec<RecordBatch> = Vec::new();
+    let mut run_rows = 0;
+    for b in batches {
+        if b.num_rows() >= MEMORY_BATCH_ROWS {
+            if !run.is_empty() {
+                out.push(arrow::compute::concat_batches(schema, &run)?);
+                run.clear();
+                run_rows = 0;
+            }
+            out.push(b);
+            continue;
+        }
+        run_rows += b.num_rows();
+        run.push(b);
+        if run_rows >= MEMORY_BATCH_ROWS {
+            out.push(arrow::compute::concat_batches(schema, &run)?);
+            run.clear();
+            run_rows = 0;
+        }
+    }
+    if !run.is_empty() {
+        out.push(arrow::compute::concat_batches(schema, &run)?);
+    }
+    Ok(out)
 }
 
 /// Creates `schema` in the default catalog of `ctx` when it is missing.
