@@ -32,22 +32,21 @@ WITH op_events AS (
   JOIN devices d ON d.trace_id = t.trace_id AND d.device_id = t.device_id
   WHERE t.name IN ('XLA Ops', 'Sparse Core Ops', 'Async XLA Ops')
 ),
-roles AS (
+matches AS (
   SELECT o.*,
-         CASE WHEN instruction ~ '^(.+)-(start|done)(\.[0-9]+)?$'
-                THEN regexp_replace(instruction, '^(.+)-(start|done)(\.[0-9]+)?$', '\2')
-              WHEN instruction ~ '^(send|recv)(\.[0-9]+)?$' THEN 'start' END AS role,
-         CASE WHEN instruction ~ '^(.+)-(start|done)(\.[0-9]+)?$'
-                THEN regexp_replace(instruction, '^(.+)-(start|done)(\.[0-9]+)?$', '\1\3')
-              WHEN instruction ~ '^(send|recv)(\.[0-9]+)?$' THEN instruction END AS async_key,
-         split_part(regexp_replace(
-           CASE WHEN instruction ~ '^(.+)-(start|done)(\.[0-9]+)?$'
-                  THEN regexp_replace(instruction, '^(.+)-(start|done)(\.[0-9]+)?$', '\1')
-                WHEN instruction ~ '^(send|recv)(\.[0-9]+)?$'
-                  THEN regexp_replace(instruction, '^(send|recv)(\.[0-9]+)?$', '\1')
-                ELSE instruction END,
-           '(\.[0-9]*)+$', ''), '.', -1) AS op
+         regexp_match(instruction, '^(.+)-(start|done)(\.[0-9]+)?$') AS start_done,
+         regexp_match(instruction, '^(send|recv)(\.[0-9]+)?$') AS send_recv
   FROM op_events o
+),
+roles AS (
+  SELECT m.*,
+         CASE WHEN start_done IS NOT NULL THEN start_done[2]
+              WHEN send_recv IS NOT NULL THEN 'start' END AS role,
+         CASE WHEN start_done IS NOT NULL THEN start_done[1] || coalesce(start_done[3], '')
+              WHEN send_recv IS NOT NULL THEN instruction END AS async_key,
+         split_part(regexp_replace(coalesce(start_done[1], send_recv[1], instruction),
+                                   '(\.[0-9]*)+$', ''), '.', -1) AS op
+  FROM matches m
 ),
 compute AS (
   SELECT trace_id, device_id, start_ps, end_ps,

@@ -105,6 +105,21 @@ nested AS (
   WHERE parent IS NOT NULL
   GROUP BY trace_id, parent
 ),
+doubles AS (
+  -- absl::StrCat of a double: `%g` with 6 significant digits (0.25,
+  -- 123457, 3.72662e-05, 1.23457e+06): the rounded digits to print and,
+  -- out of [1e-4, 1e6), the exponent.
+  SELECT *,
+         CASE WHEN double_value = 0 THEN NULL
+              WHEN abs(double_value) >= 1e-4 AND abs(double_value) < 1e6
+                THEN round(double_value, CAST(5 - exponent AS INT))
+              ELSE round(double_value / power(10.0, exponent), 5) END AS mantissa,
+         CASE WHEN double_value = 0 OR (abs(double_value) >= 1e-4 AND abs(double_value) < 1e6) THEN ''
+              ELSE 'e' || CASE WHEN exponent < 0 THEN '-' ELSE '+' END
+                   || lpad(CAST(CAST(abs(exponent) AS BIGINT) AS VARCHAR), 2, '0') END AS exponent_text
+  FROM (SELECT *, CASE WHEN double_value <> 0 THEN floor(log10(abs(double_value))) END AS exponent
+        FROM event_stats)
+),
 args AS (
   -- The stats no column holds, `key=value` joined with ',': the host's own
   -- stats; on devices the metadata's and the event's.
@@ -117,26 +132,11 @@ args AS (
              WHEN 'bytes' THEN '<opaque bytes>'
              ELSE s.str_value END, ',' ORDER BY s.sort_key) AS trace_args
   FROM (SELECT *, CASE WHEN origin = 'metadata' THEN '0' ELSE '1' END || key AS sort_key,
-               -- absl::StrCat of a double: `%g` with 6 significant digits
-               -- (3.72662e-05, 0.25, 123457, 1.23457e+06)
                CASE WHEN double_value = 0 THEN '0'
-                    WHEN abs(double_value) >= 1e-4 AND abs(double_value) < 1e6
-                      THEN CASE WHEN round(double_value, CAST(5 - floor(log10(abs(double_value))) AS INT))
-                                     = trunc(round(double_value, CAST(5 - floor(log10(abs(double_value))) AS INT)))
-                                THEN CAST(CAST(round(double_value, CAST(5 - floor(log10(abs(double_value))) AS INT))
-                                               AS BIGINT) AS VARCHAR)
-                                ELSE CAST(round(double_value, CAST(5 - floor(log10(abs(double_value))) AS INT))
-                                          AS VARCHAR) END
-                    ELSE CASE WHEN round(double_value / power(10.0, floor(log10(abs(double_value)))), 5)
-                                     = trunc(round(double_value / power(10.0, floor(log10(abs(double_value)))), 5))
-                              THEN CAST(CAST(round(double_value / power(10.0, floor(log10(abs(double_value)))), 5)
-                                             AS BIGINT) AS VARCHAR)
-                              ELSE CAST(round(double_value / power(10.0, floor(log10(abs(double_value)))), 5)
-                                        AS VARCHAR) END
-                         || 'e' || CASE WHEN abs(double_value) < 1 THEN '-' ELSE '+' END
-                         || lpad(CAST(CAST(abs(floor(log10(abs(double_value)))) AS BIGINT) AS VARCHAR), 2, '0')
-               END AS double_text
-        FROM event_stats) s
+                    WHEN mantissa = trunc(mantissa)
+                      THEN CAST(CAST(mantissa AS BIGINT) AS VARCHAR) || exponent_text
+                    ELSE CAST(mantissa AS VARCHAR) || exponent_text END AS double_text
+        FROM doubles) s
   JOIN base b ON b.trace_id = s.trace_id AND b.event_id = s.event_id
   WHERE CASE WHEN b.parser = 'host'
              THEN s.origin = 'event' AND s.key NOT IN ('group_id', 'correlation_id', 'flow', 'source')
