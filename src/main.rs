@@ -9,11 +9,12 @@ use std::time::Instant;
 
 use arrow::array::AsArray;
 use clap::{Parser, Subcommand};
-use xprof_sql::convert::batch;
+use xprof_sql::convert::batch::{self, Layout};
 use xprof_sql::convert::reader::ConvertOptions;
-use xprof_sql::format::dataset::WriteOptions;
+use xprof_sql::format::dataset::{PartitionKey, WriteOptions};
 use xprof_sql::format::{Table, docs};
 use xprof_sql::output::{OutputFormat, write_stream, write_table_capped};
+use xprof_sql::query::diff::DIFFS;
 use xprof_sql::query::views::VIEWS;
 use xprof_sql::query::{OpenOptions, ProfileSession, SessionOptions};
 
@@ -152,6 +153,18 @@ enum Command {
         /// Run to convert in a log folder (default: the latest).
         #[arg(long)]
         run: Option<String>,
+        /// A warehouse: hive-style folders `TABLE/run=R/host=H/` by these
+        /// keys (any of run, host, date, comma-separated, in folder order).
+        #[arg(long, value_name = "KEYS", value_parser = parse_partition_keys)]
+        partition_by: Option<PartitionKeys>,
+        /// Convert a run the dataset holds already again, replacing it
+        /// (else refused: no run is held twice).
+        #[arg(long)]
+        replace: bool,
+        /// The run name to record (`traces.run`, the `run=` folder) for
+        /// every input, instead of its run folder's name.
+        #[arg(long, value_name = "NAME")]
+        run_name: Option<String>,
         /// ZSTD level of the Parquet files.
         #[arg(long, default_value_t = 1)]
         zstd_level: i32,
@@ -161,6 +174,34 @@ enum Command {
         /// No progress on standard error.
         #[arg(short, long)]
         quiet: bool,
+    },
+    /// Compare two runs or traces, every op: what got slower.
+    ///
+    /// With two inputs, side a is the first input's traces and side b the
+    /// second's; with --a and --b, any inputs (a warehouse) and the sides
+    /// named by run or trace ids.
+    Diff {
+        /// Profiles: two inputs (a, b), or any inputs with --a and --b.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Side a: a run name, a trace id, or trace ids `0,1`.
+        #[arg(long, requires = "b")]
+        a: Option<String>,
+        /// Side b: a run name, a trace id, or trace ids `0,1`.
+        #[arg(long, requires = "a")]
+        b: Option<String>,
+        /// Rows per table, the largest increase (b − a) first; 0: all.
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+        /// Output format of the tables (csv, json and line print the
+        /// verdicts on standard error).
+        #[arg(long, value_enum, default_value = "table")]
+        format: OutputFormat,
+        /// Run to open in a log folder (default: the latest).
+        #[arg(long)]
+        run: Option<String>,
+        #[command(flatten)]
+        limits: Limits,
     },
     /// Planes, lines, event counts and stat names of an XSpace file.
     Inspect {
@@ -266,10 +307,34 @@ async fn run(cli: Cli) -> AnyResult<()> {
             inputs,
             output,
             run,
+            partition_by,
+            replace,
+            run_name,
             zstd_level,
             threads,
             quiet,
-        } => convert(&inputs, &output, run, zstd_level, threads, quiet),
+        } => {
+            let keys = partition_by.map(|k| k.0).unwrap_or_default();
+            let layout = Layout::partitioned(keys).replacing(replace);
+            let how = ConvertHow {
+                run,
+                run_name,
+                layout,
+                zstd_level,
+                threads,
+                quiet,
+            };
+            convert(&inputs, &output, how)
+        }
+        Command::Diff {
+            inputs,
+            a,
+            b,
+            top,
+            format,
+            run,
+            limits,
+        } => diff(&inputs, a.zip(b), top, format, run, &limits).await,
         Command::Inspect { input, json } => inspect(&input, json),
         Command::Schema { table, markdown } => print_schema(table.as_deref(), markdown),
     }
@@ -281,6 +346,11 @@ fn print_schema(table: Option<&str>, markdown: bool) -> AnyResult<()> {
     if let Some(v) = table.and_then(|n| VIEWS.iter().find(|v| v.name == n)) {
         outln!("view {}: {}\n", v.name, v.doc);
         out!("{}", v.sql);
+        return Ok(());
+    }
+    if let Some(d) = table.and_then(|n| DIFFS.iter().find(|d| d.name == n)) {
+        outln!("table function {}(a, b): {}\n", d.name, d.doc);
+        outln!("{}", d.sql());
         return Ok(());
     }
     let t = match table {
@@ -304,6 +374,10 @@ fn print_schema(table: Option<&str>, markdown: bool) -> AnyResult<()> {
             for v in VIEWS {
                 outln!("  {}: {}", v.name, v.doc);
             }
+            outln!("table functions (a, b: run names or trace ids):");
+            for d in DIFFS {
+                outln!("  {}(a, b): {}", d.name, d.doc);
+            }
         }
     }
     Ok(())
@@ -314,13 +388,29 @@ async fn open(
     run: Option<String>,
     limits: &Limits,
 ) -> AnyResult<ProfileSession> {
-    let mut session = ProfileSession::with_limits(SessionOptions {
+    let mut session = new_session(limits)?;
+    open_into(&mut session, inputs, run).await?;
+    Ok(session)
+}
+
+fn new_session(limits: &Limits) -> AnyResult<ProfileSession> {
+    Ok(ProfileSession::with_limits(SessionOptions {
         memory_limit_bytes: limits.memory_limit,
         threads: limits.threads,
         read_only: limits.read_only,
         query_timeout: limits.timeout,
         events_db_schema: limits.schema == SchemaLayout::EventsDb,
-    })?;
+    })?)
+}
+
+/// Opens `inputs` into `session`, with progress bars at a terminal and a
+/// warning line per input whose converter dropped or repaired something.
+async fn open_into(
+    session: &mut ProfileSession,
+    inputs: &[PathBuf],
+    run: Option<String>,
+) -> AnyResult<()> {
+    let already = session.opened().len();
     let mut options = OpenOptions {
         run,
         ..Default::default()
@@ -337,7 +427,7 @@ async fn open(
     opened?;
     // What the converters dropped or repaired: one line per input (all of
     // it is in `traces.converter_warnings`).
-    for o in session.opened() {
+    for o in &session.opened()[already..] {
         if let xprof_sql::query::Opened::Converted(c) = o
             && !c.summary.warnings.is_empty()
         {
@@ -348,7 +438,150 @@ async fn open(
             );
         }
     }
-    Ok(session)
+    Ok(())
+}
+
+/// A SQL string literal.
+fn sql_literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// `xprof-sql diff`: a verdict line and the top rows of each diff table
+/// function that has rows.
+async fn diff(
+    inputs: &[PathBuf],
+    sides: Option<(String, String)>,
+    top: usize,
+    format: OutputFormat,
+    run: Option<String>,
+    limits: &Limits,
+) -> AnyResult<()> {
+    let mut session = new_session(limits)?;
+    let (a, b) = match sides {
+        Some(sides) => {
+            open_into(&mut session, inputs, run).await?;
+            sides
+        }
+        None => {
+            let [first, second] = inputs else {
+                return Err(format!(
+                    "diff takes two inputs (side a, side b), got {}; with more, name the sides with --a and --b (run names or trace ids)",
+                    inputs.len()
+                )
+                .into());
+            };
+            // One input at a time: the traces each one adds are its side.
+            let mut side_ids = Vec::new();
+            for input in [first, second] {
+                let before = session.opened().len();
+                open_into(&mut session, std::slice::from_ref(input), run.clone()).await?;
+                let ids: Vec<String> = session.opened()[before..]
+                    .iter()
+                    .flat_map(|o| match o {
+                        xprof_sql::query::Opened::Converted(c) => vec![c.trace_id],
+                        xprof_sql::query::Opened::Dataset { trace_ids, .. } => trace_ids.clone(),
+                    })
+                    .map(|id| id.to_string())
+                    .collect();
+                side_ids.push(ids.join(","));
+            }
+            let b = side_ids.pop().expect("two sides");
+            let a = side_ids.pop().expect("two sides");
+            (a, b)
+        }
+    };
+    let verdict_to_stdout = matches!(format, OutputFormat::Table | OutputFormat::Markdown);
+    let args = format!("{}, {}", sql_literal(&a), sql_literal(&b));
+    let mut shown = 0;
+    for d in DIFFS {
+        let call = format!("{}({args})", d.name);
+        let main = d.measures[0].name;
+        let batches = session
+            .collect(&format!(
+                "SELECT arrow_cast(count(*), 'Int64'), arrow_cast(count(a_rank), 'Int64'), arrow_cast(count(b_rank), 'Int64'), \
+                 arrow_cast(sum(a_{main}), 'Float64'), arrow_cast(sum(b_{main}), 'Float64'), \
+                 arrow_cast(quantile_cont(a_{main}, 0.5), 'Float64'), arrow_cast(quantile_cont(b_{main}, 0.5), 'Float64') \
+                 FROM {call}"
+            ))
+            .await?;
+        let Some(row) = batches.iter().find(|b| b.num_rows() > 0) else {
+            continue;
+        };
+        let int = |c: usize| {
+            row.column(c)
+                .as_primitive::<arrow::datatypes::Int64Type>()
+                .value(0)
+        };
+        let float = |c: usize| {
+            let col = row
+                .column(c)
+                .as_primitive::<arrow::datatypes::Float64Type>();
+            (!col.is_null(0)).then(|| col.value(0))
+        };
+        use arrow::array::Array as _;
+        let (keys, in_a, in_b) = (int(0), int(1), int(2));
+        if keys == 0 {
+            continue;
+        }
+        let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+        let change = match (float(3), float(4)) {
+            (Some(x), Some(y)) if x != 0.0 => format!(" ({:+.1}%)", 100.0 * (y - x) / x),
+            _ => String::new(),
+        };
+        // Steps are compared by their typical (median) duration, the
+        // others by their total.
+        let verdict = if d.name == "diff_step_stats" {
+            format!(
+                "{}: step time p50 a {} us, b {} us; {} steps in a, {} in b",
+                d.name,
+                fmt(float(5)),
+                fmt(float(6)),
+                in_a,
+                in_b
+            )
+        } else {
+            format!(
+                "{}: total {main} a {}, b {}{change}; {keys} keys, {} only in a, {} only in b",
+                d.name,
+                fmt(float(3)),
+                fmt(float(4)),
+                keys - in_b,
+                keys - in_a
+            )
+        };
+        if verdict_to_stdout {
+            if shown > 0 {
+                outln!();
+            }
+            outln!("{verdict}");
+        } else {
+            eprintln!("{verdict}");
+        }
+        shown += 1;
+        let limit = if top == 0 {
+            String::new()
+        } else {
+            format!(" LIMIT {top}")
+        };
+        let order: Vec<String> = d.keys.iter().map(|k| k.to_string()).collect();
+        query(
+            &session,
+            &format!(
+                "SELECT * FROM {call} ORDER BY diff DESC NULLS LAST, {}{limit}",
+                order.join(", ")
+            ),
+            format,
+            None,
+        )
+        .await?;
+    }
+    if shown == 0 {
+        return Err(format!(
+            "no rows on either side (a = {a:?}, b = {b:?}): name sides by run (traces.run) or trace id"
+        )
+        .into());
+    }
+    Ok(())
 }
 
 /// SQL text split into statements at the `;` tokens of DataFusion's SQL
@@ -839,17 +1072,41 @@ async fn catalog_names(session: &ProfileSession) -> AnyResult<Vec<String>> {
     Ok(names)
 }
 
-fn convert(
-    inputs: &[PathBuf],
-    output: &Path,
+/// What `convert` was asked, besides its inputs and output.
+struct ConvertHow {
     run: Option<String>,
+    run_name: Option<String>,
+    layout: Layout,
     zstd_level: i32,
     threads: Option<usize>,
     quiet: bool,
-) -> AnyResult<()> {
+}
+
+/// `--partition-by run,host`: one value holding the keys in order.
+#[derive(Clone)]
+struct PartitionKeys(Vec<PartitionKey>);
+
+fn parse_partition_keys(s: &str) -> Result<PartitionKeys, String> {
+    PartitionKey::parse_list(s).map(PartitionKeys)
+}
+
+fn convert(inputs: &[PathBuf], output: &Path, how: ConvertHow) -> AnyResult<()> {
+    let ConvertHow {
+        run,
+        run_name,
+        layout,
+        zstd_level,
+        threads,
+        quiet,
+    } = how;
     let mut files = Vec::new();
     for i in inputs {
         files.extend(xprof_sql::convert::input::discover(i, run.as_deref())?);
+    }
+    if let Some(name) = &run_name {
+        for f in &mut files {
+            f.run = Some(name.clone());
+        }
     }
     let start = Instant::now();
     let total: u64 = files
@@ -878,7 +1135,7 @@ fn convert(
         ..Default::default()
     };
     let threads = threads.unwrap_or_else(batch::default_threads);
-    let converted = batch::convert_to_dataset(&files, output, &options, &write, threads, None);
+    let converted = batch::convert_to_warehouse(&files, output, &options, &write, threads, &layout);
     if let Some(bars) = &bars {
         bars.clear();
     }

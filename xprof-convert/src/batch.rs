@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use xprof_format::dataset::{self, WriteOptions};
+use xprof_format::FormatError;
+use xprof_format::dataset::{self, PartitionKey, WriteOptions};
 
 use crate::error::Result;
 use crate::input::{self, ProfileFile};
@@ -106,6 +107,34 @@ pub struct Converted {
     pub written: Vec<PathBuf>,
 }
 
+/// How [`convert_to_warehouse`] lays out and grows a dataset.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct Layout {
+    /// Hive-style partition folders, in this order (`run=R/host=H`);
+    /// empty for a flat dataset.
+    pub partition_by: Vec<PartitionKey>,
+    /// Convert a run that is in the dataset already again, replacing its
+    /// traces (else that is refused).
+    pub replace: bool,
+}
+
+impl Layout {
+    /// Partitioned by `keys`.
+    pub fn partitioned(keys: Vec<PartitionKey>) -> Self {
+        Self {
+            partition_by: keys,
+            replace: false,
+        }
+    }
+
+    /// With [`Layout::replace`] set to `replace`.
+    pub fn replacing(mut self, replace: bool) -> Self {
+        self.replace = replace;
+        self
+    }
+}
+
 /// Converts `files` into the Parquet dataset `dir`, one part per file,
 /// with trace ids from `first_trace_id` (default 0) and after those
 /// already in `dir`. All or nothing: each part appears whole or not at
@@ -120,6 +149,169 @@ pub fn convert_to_dataset(
     threads: usize,
     first_trace_id: Option<i32>,
 ) -> Result<Vec<Converted>> {
+    convert_into(
+        files,
+        dir,
+        options,
+        write,
+        threads,
+        first_trace_id,
+        &Layout::default(),
+    )
+}
+
+/// [`convert_to_dataset`] with a [`Layout`]: a warehouse partitioned
+/// hive-style, to which runs are added.
+///
+/// Refused before anything is converted: a `dir` holding files laid out
+/// by other keys; an input without a run (or whose run or host is not a
+/// plain folder name, [`dataset::is_partition_value`]) when partitioning
+/// by it; a run and host that `dir` (or the batch) holds already, unless
+/// [`Layout::replace`], in which case the old traces' files are removed
+/// once the new ones are written.
+pub fn convert_to_warehouse(
+    files: &[ProfileFile],
+    dir: &Path,
+    options: &ConvertOptions,
+    write: &WriteOptions,
+    threads: usize,
+    layout: &Layout,
+) -> Result<Vec<Converted>> {
+    convert_into(files, dir, options, write, threads, None, layout)
+}
+
+fn layout_error(path: &Path, why: String) -> crate::ConvertError {
+    FormatError::Layout {
+        path: path.to_path_buf(),
+        why,
+    }
+    .into()
+}
+
+/// The traces of `dir` that `files` convert again, refusing them unless
+/// `layout.replace`; and the checks of `layout` against `dir` and `files`.
+fn check_layout(files: &[ProfileFile], dir: &Path, layout: &Layout) -> Result<Vec<i32>> {
+    let keys = &layout.partition_by;
+    if dir.is_dir() {
+        let existing = dataset::partition_keys(dir)?;
+        let has_files = !existing.is_empty() || !dataset::trace_ids(dir)?.is_empty();
+        if has_files && existing != *keys {
+            let how = |k: &[PartitionKey]| {
+                if k.is_empty() {
+                    "a flat dataset (no --partition-by)".to_string()
+                } else {
+                    format!("partitioned by {}", dataset::key_names(k))
+                }
+            };
+            return Err(layout_error(
+                dir,
+                format!(
+                    "is {}, not {}: convert into it the way it was written",
+                    how(&existing),
+                    how(keys)
+                ),
+            ));
+        }
+    }
+    for f in files {
+        for key in keys {
+            let value = match key {
+                PartitionKey::Run => f.run.as_deref(),
+                PartitionKey::Host => Some(f.host.as_str()),
+                _ => continue,
+            };
+            match value {
+                None => {
+                    return Err(layout_error(
+                        &f.path,
+                        "has no run (it is not in a run folder); name one with --run-name, or partition by host or date".into(),
+                    ));
+                }
+                Some(v) if !dataset::is_partition_value(v) => {
+                    return Err(layout_error(
+                        &f.path,
+                        format!(
+                            "its {} {v:?} cannot be a partition folder (only letters, digits, '.', '_' and '-'): rename it (--run-name for runs) or partition without {}",
+                            key.name(),
+                            key.name()
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    // A run is one trace per host: the same run and host twice is the
+    // same profile converted twice.
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for f in files {
+        if let Some(run) = f.run.as_deref() {
+            if seen.contains(&(run, f.host.as_str())) {
+                return Err(layout_error(
+                    &f.path,
+                    format!("run {run} host {} is given twice in this batch", f.host),
+                ));
+            }
+            seen.push((run, f.host.as_str()));
+        }
+    }
+    let mut replaced = Vec::new();
+    if dir.is_dir() {
+        for t in dataset::traces(dir)? {
+            let Some(run) = t.run.as_deref() else {
+                continue;
+            };
+            if seen.contains(&(run, t.host.as_str())) {
+                if !layout.replace {
+                    return Err(layout_error(
+                        dir,
+                        format!(
+                            "holds run {run} host {} already (trace {}); converting it again would hold it twice: pass --replace to replace it",
+                            t.host, t.trace_id
+                        ),
+                    ));
+                }
+                replaced.push(t.trace_id);
+            }
+        }
+    }
+    Ok(replaced)
+}
+
+/// The partition folder of a converted file.
+fn partition_of(file: &ProfileFile, summary: &Summary, keys: &[PartitionKey]) -> Result<PathBuf> {
+    let mut values = Vec::new();
+    for key in keys {
+        let value = match key {
+            PartitionKey::Run => file.run.clone().unwrap_or_default(),
+            PartitionKey::Host => file.host.clone(),
+            PartitionKey::Date => summary
+                .start_unix_ns
+                .map(dataset::utc_date)
+                .or_else(|| file.run.as_deref().and_then(dataset::run_name_date))
+                .ok_or_else(|| {
+                    layout_error(
+                        &file.path,
+                        "has no capture time (no profile start time in the file, and its run folder's name is not a time stamp YYYY_MM_DD_HH_MM_SS): partition by run or host instead".into(),
+                    )
+                })?,
+            _ => continue,
+        };
+        values.push((*key, value));
+    }
+    Ok(dataset::partition_path(&values))
+}
+
+fn convert_into(
+    files: &[ProfileFile],
+    dir: &Path,
+    options: &ConvertOptions,
+    write: &WriteOptions,
+    threads: usize,
+    first_trace_id: Option<i32>,
+    layout: &Layout,
+) -> Result<Vec<Converted>> {
+    let replaced = check_layout(files, dir, layout)?;
     let created_dir = !dir.exists();
     let after_existing = dataset::trace_ids(dir)?.last().map_or(0, |m| m + 1);
     let first = first_trace_id.unwrap_or(0).max(after_existing);
@@ -132,7 +324,8 @@ pub fn convert_to_dataset(
             write.clone(),
         )?;
         let summary = convert_file(file, trace_id, &for_file(options, i), &mut sink)?;
-        let written = sink.finish()?;
+        let subdir = partition_of(file, &summary, &layout.partition_by)?;
+        let written = sink.finish_in(&subdir)?;
         finished
             .lock()
             .expect("no panic holds the lock")
@@ -147,6 +340,9 @@ pub fn convert_to_dataset(
     if converted.is_err() {
         let finished = finished.into_inner().expect("no panic holds the lock");
         remove_parts(dir, &finished, created_dir);
+    } else if !replaced.is_empty() {
+        // The new traces are in place: the ones they replace go.
+        dataset::remove_traces(dir, &replaced)?;
     }
     converted
 }
@@ -162,10 +358,18 @@ fn remove_parts(dir: &Path, finished: &[PathBuf], created_dir: bool) {
         let _ = std::fs::remove_dir_all(dir);
         return;
     }
-    let folders: std::collections::BTreeSet<&Path> =
-        finished.iter().filter_map(|f| f.parent()).collect();
-    for folder in folders {
-        // Fails, as it should, when earlier conversions left files there.
+    let mut folders: std::collections::BTreeSet<&Path> = std::collections::BTreeSet::new();
+    for file in finished {
+        // The partition folders and the table folder, up to `dir`.
+        let mut folder = file.parent();
+        while let Some(f) = folder.filter(|f| *f != dir && f.starts_with(dir)) {
+            folders.insert(f);
+            folder = f.parent();
+        }
+    }
+    // Deepest first; fails, as it should, where earlier conversions left
+    // files.
+    for folder in folders.into_iter().rev() {
         let _ = std::fs::remove_dir(folder);
     }
 }

@@ -94,6 +94,9 @@ pub struct Summary {
     pub event_stats: u64,
     /// Things the converter noticed and kept (also in `traces`).
     pub warnings: Vec<String>,
+    /// `traces.start_unix_ns`: when the capture started, where the input
+    /// records it.
+    pub start_unix_ns: Option<i64>,
 }
 
 /// One track of a device, as `inspect` lists it.

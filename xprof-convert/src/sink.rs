@@ -116,6 +116,12 @@ impl ParquetSink {
     pub fn finish(self) -> Result<Vec<std::path::PathBuf>> {
         Ok(self.writer.finish()?)
     }
+
+    /// Makes the part's files visible in `subdir` of each table's folder;
+    /// see [`PartWriter::finish_in`].
+    pub fn finish_in(self, subdir: &Path) -> Result<Vec<std::path::PathBuf>> {
+        Ok(self.writer.finish_in(subdir)?)
+    }
 }
 
 impl TableSink for ParquetSink {

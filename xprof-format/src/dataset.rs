@@ -7,6 +7,14 @@
 //! ...
 //! ```
 //!
+//! A warehouse is the same layout partitioned hive-style by some of
+//! [`PartitionKey`]: every table's files one folder level per key below
+//! the table's folder, the same keys in the same order everywhere.
+//!
+//! ```text
+//! DIR/events/run=<run>/host=<host>/<part>.parquet
+//! ```
+//!
 //! Each file is first written as `DIR/<table>/.<part>.parquet.tmp` and
 //! renamed when every table of the part is complete, so an interrupted or
 //! failed conversion leaves no file a reader would pick up. Converting
@@ -133,29 +141,318 @@ pub fn is_dataset(dir: &Path) -> bool {
     table_dir(dir, Table::Traces).is_dir() && table_dir(dir, Table::Events).is_dir()
 }
 
-/// The Parquet files of `table` in a dataset, sorted by name.
+/// The Parquet files of `table` in a dataset, sorted by path: the files in
+/// the table's folder and, in a warehouse, in its `KEY=VALUE` folders.
+/// Names starting with `.` (files being written) are skipped.
 pub fn table_files(dataset: &Path, table: Table) -> Result<Vec<PathBuf>> {
-    let dir = table_dir(dataset, table);
-    let entries = match fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => return Err(FormatError::Io { path: dir, source }),
-    };
     let mut files = Vec::new();
+    collect_files(&table_dir(dataset, table), &mut files)?;
+    files.sort();
+    Ok(files)
+}
+
+fn collect_files(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => {
+            return Err(FormatError::Io {
+                path: dir.to_path_buf(),
+                source,
+            });
+        }
+    };
     for entry in entries {
         let entry = entry.map_err(|source| FormatError::Io {
-            path: dir.clone(),
+            path: dir.to_path_buf(),
             source,
         })?;
         let path = entry.path();
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if !name.starts_with('.') && path.extension().is_some_and(|e| e == EXTENSION) {
+        if name.starts_with('.') {
+            continue;
+        }
+        if path.is_dir() {
+            if name.contains('=') {
+                collect_files(&path, files)?;
+            }
+        } else if path.extension().is_some_and(|e| e == EXTENSION) {
             files.push(path);
         }
     }
-    files.sort();
-    Ok(files)
+    Ok(())
+}
+
+/// A column a warehouse is partitioned by: one folder level
+/// `KEY=VALUE` under every table's folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum PartitionKey {
+    /// The run (`traces.run`): the run folder's name, or the name given.
+    Run,
+    /// The host (`traces.host`).
+    Host,
+    /// The UTC day of the capture, `YYYY-MM-DD`: of `traces.start_unix_ns`
+    /// where the input records it, else of the run folder's name when it is
+    /// a time stamp (`YYYY_MM_DD_HH_MM_SS`, as JAX and TensorFlow name
+    /// runs).
+    Date,
+}
+
+impl PartitionKey {
+    /// Every key.
+    pub const ALL: [PartitionKey; 3] = [Self::Run, Self::Host, Self::Date];
+
+    /// The key's folder and column name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Run => "run",
+            Self::Host => "host",
+            Self::Date => "date",
+        }
+    }
+
+    /// The key named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Keys written `run,host` (no key twice).
+    pub fn parse_list(list: &str) -> std::result::Result<Vec<Self>, String> {
+        let mut keys = Vec::new();
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let key = Self::from_name(name)
+                .ok_or_else(|| format!("unknown partition key {name:?} (use run, host or date)"))?;
+            if keys.contains(&key) {
+                return Err(format!("partition key {name:?} given twice"));
+            }
+            keys.push(key);
+        }
+        if keys.is_empty() {
+            return Err("no partition key (use run, host or date)".into());
+        }
+        Ok(keys)
+    }
+}
+
+/// Whether `value` can be a partition folder's value as it is: ASCII
+/// letters, digits, `.`, `_` and `-`, not starting with `.`. Other
+/// characters would be escaped differently by the engines that read the
+/// layout (DataFusion's object store, DuckDB, pyarrow), so they are
+/// refused rather than written in a form one of them reads back changed.
+pub fn is_partition_value(value: &str) -> bool {
+    !value.is_empty()
+        && !value.starts_with('.')
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// The folder below a table's folder for these keys and values:
+/// `run=R/host=H`.
+pub fn partition_path(values: &[(PartitionKey, String)]) -> PathBuf {
+    values
+        .iter()
+        .map(|(k, v)| format!("{}={v}", k.name()))
+        .collect()
+}
+
+/// The keys a dataset is partitioned by (empty for a flat dataset, or a
+/// folder without files), read from where its files are. Every file of
+/// every table must sit below the same keys in the same order, else the
+/// layout is refused, naming a file that does not fit.
+pub fn partition_keys(dataset: &Path) -> Result<Vec<PartitionKey>> {
+    let mut found: Option<(Vec<PartitionKey>, PathBuf)> = None;
+    for t in Table::ALL {
+        let dir = table_dir(dataset, t);
+        for file in table_files(dataset, t)? {
+            let rel = file.strip_prefix(&dir).unwrap_or(&file);
+            let mut keys = Vec::new();
+            let folders: Vec<_> = rel.iter().collect();
+            for folder in &folders[..folders.len().saturating_sub(1)] {
+                let folder = folder.to_string_lossy();
+                let key = folder
+                    .split_once('=')
+                    .and_then(|(k, _)| PartitionKey::from_name(k))
+                    .ok_or_else(|| FormatError::Layout {
+                        path: file.clone(),
+                        why: format!("folder {folder:?} is not a partition (run=, host= or date=)"),
+                    })?;
+                keys.push(key);
+            }
+            match &found {
+                None => found = Some((keys, file)),
+                Some((first, first_file)) if *first != keys => {
+                    return Err(FormatError::Layout {
+                        path: dataset.to_path_buf(),
+                        why: format!(
+                            "files partitioned differently: {} under [{}], {} under [{}]",
+                            first_file.display(),
+                            key_names(first),
+                            file.display(),
+                            key_names(&keys)
+                        ),
+                    });
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(found.map(|(k, _)| k).unwrap_or_default())
+}
+
+/// `run,host`.
+pub fn key_names(keys: &[PartitionKey]) -> String {
+    keys.iter().map(|k| k.name()).collect::<Vec<_>>().join(",")
+}
+
+/// The day `YYYY-MM-DD` (UTC) of a time in ns since the Unix epoch.
+pub fn utc_date(unix_ns: i64) -> String {
+    let days = unix_ns.div_euclid(86_400 * 1_000_000_000);
+    // Days to a civil date (H. Hinnant's algorithm, proleptic Gregorian).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// The day `YYYY-MM-DD` of a run folder named as JAX and TensorFlow name
+/// them (`2026_12_02_15_04_05`), or `None`.
+pub fn run_name_date(run: &str) -> Option<String> {
+    let parts: Vec<&str> = run.split('_').collect();
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    if parts.len() == 6
+        && digits(parts[0], 4)
+        && parts[1..].iter().all(|p| digits(p, 2))
+        && (1..=12).contains(&parts[1].parse::<u32>().ok()?)
+        && (1..=31).contains(&parts[2].parse::<u32>().ok()?)
+    {
+        Some(format!("{}-{}-{}", parts[0], parts[1], parts[2]))
+    } else {
+        None
+    }
+}
+
+/// One trace already in a dataset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceEntry {
+    /// `traces.trace_id`.
+    pub trace_id: i32,
+    /// `traces.run`.
+    pub run: Option<String>,
+    /// `traces.host`.
+    pub host: String,
+}
+
+/// The traces of a dataset (its `traces` files), by trace id.
+pub fn traces(dataset: &Path) -> Result<Vec<TraceEntry>> {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::Int32Type;
+    let mut entries = Vec::new();
+    for path in table_files(dataset, Table::Traces)? {
+        for batch in read_columns(&path, &["trace_id", "run", "host"])? {
+            let ids = batch.column(0).as_primitive::<Int32Type>();
+            let text = |c: usize, i: usize| -> Option<String> {
+                let col = batch.column(c);
+                if col.is_null(i) {
+                    return None;
+                }
+                arrow::compute::cast(&col.slice(i, 1), &arrow::datatypes::DataType::Utf8)
+                    .ok()
+                    .map(|a| a.as_string::<i32>().value(0).to_string())
+            };
+            for i in 0..batch.num_rows() {
+                entries.push(TraceEntry {
+                    trace_id: ids.value(i),
+                    run: text(1, i),
+                    host: text(2, i).unwrap_or_default(),
+                });
+            }
+        }
+    }
+    entries.sort_by_key(|e| e.trace_id);
+    Ok(entries)
+}
+
+/// The named columns of a Parquet file, in that order.
+fn read_columns(path: &Path, columns: &[&str]) -> Result<Vec<RecordBatch>> {
+    let parquet_err = |source| FormatError::Parquet {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(|source| FormatError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(parquet_err)?;
+    let schema = builder.parquet_schema();
+    let mut indices = Vec::new();
+    for name in columns {
+        let idx = (0..schema.num_columns())
+            .find(|i| schema.column(*i).name() == *name)
+            .ok_or_else(|| FormatError::Layout {
+                path: path.to_path_buf(),
+                why: format!("no column {name}"),
+            })?;
+        indices.push(idx);
+    }
+    let mask = parquet::arrow::ProjectionMask::leaves(schema, indices.iter().copied());
+    let reader = builder.with_projection(mask).build().map_err(parquet_err)?;
+    let mut batches = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|source| FormatError::Arrow {
+            table: "traces",
+            source,
+        })?;
+        // The projection keeps the file's column order; put it in `columns`'.
+        let order: Vec<usize> = columns
+            .iter()
+            .map(|n| batch.schema().index_of(n).expect("projected"))
+            .collect();
+        batches.push(batch.project(&order).map_err(|source| FormatError::Arrow {
+            table: "traces",
+            source,
+        })?);
+    }
+    Ok(batches)
+}
+
+/// Removes every file of the traces `trace_ids` (parts named
+/// `<trace_id:06>-…`) from every table of a dataset, and the partition
+/// folders left empty. Returns the files removed.
+pub fn remove_traces(dataset: &Path, trace_ids: &[i32]) -> Result<Vec<PathBuf>> {
+    let prefixes: Vec<String> = trace_ids.iter().map(|id| format!("{id:06}-")).collect();
+    let mut removed = Vec::new();
+    for t in Table::ALL {
+        for file in table_files(dataset, t)? {
+            let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
+            if name.is_some_and(|n| prefixes.iter().any(|p| n.starts_with(p))) {
+                fs::remove_file(&file).map_err(|source| FormatError::Io {
+                    path: file.clone(),
+                    source,
+                })?;
+                // Partition folders left empty go too (never the table's).
+                let table = table_dir(dataset, t);
+                let mut dir = file.parent();
+                while let Some(d) = dir.filter(|d| *d != table && d.starts_with(&table)) {
+                    if fs::remove_dir(d).is_err() {
+                        break;
+                    }
+                    dir = d.parent();
+                }
+                removed.push(file);
+            }
+        }
+    }
+    Ok(removed)
 }
 
 /// Checks that a dataset file was written with this build's schema
@@ -413,18 +710,47 @@ impl PartWriter {
 
     /// Closes every table's file (an empty file for tables without rows)
     /// and makes them visible. Returns the files written.
-    pub fn finish(mut self) -> Result<Vec<PathBuf>> {
+    pub fn finish(self) -> Result<Vec<PathBuf>> {
+        self.finish_in(Path::new(""))
+    }
+
+    /// [`PartWriter::finish`], the files going to `subdir` of each table's
+    /// folder (a warehouse's [`partition_path`]), known only now: a
+    /// capture's date is read during conversion. Fails, keeping nothing,
+    /// when a file of the part is there already.
+    pub fn finish_in(mut self, subdir: &Path) -> Result<Vec<PathBuf>> {
         for t in Table::ALL {
             self.open(t)?;
         }
         let mut closed = Vec::new();
         for f in self.files.iter_mut() {
             let f = f.as_mut().expect("all opened");
+            // `dest` is `<table folder>/<part>.parquet`.
+            let name = f.dest.file_name().expect("a file name").to_os_string();
+            let table_folder = f.dest.parent().expect("a table folder");
+            f.dest = table_folder.join(subdir).join(name);
             f.close()?;
             closed.push((f.tmp.clone(), f.dest.clone()));
         }
+        for (_, dest) in &closed {
+            if dest.exists() {
+                return Err(FormatError::Io {
+                    path: dest.clone(),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::AlreadyExists,
+                        "part already written; datasets only grow",
+                    ),
+                });
+            }
+        }
         let mut written = Vec::new();
         for (tmp, dest) in closed {
+            if let Some(dir) = dest.parent() {
+                fs::create_dir_all(dir).map_err(|source| FormatError::Io {
+                    path: dir.to_path_buf(),
+                    source,
+                })?;
+            }
             fs::rename(&tmp, &dest).map_err(|source| FormatError::Io {
                 path: dest.clone(),
                 source,

@@ -40,6 +40,15 @@ pub enum FormatError {
         /// Version this build writes.
         expected: i32,
     },
+    /// A dataset folder whose layout does not fit the operation (a
+    /// warehouse partitioned otherwise, a run converted twice).
+    #[error("{path}: {why}")]
+    Layout {
+        /// The dataset folder (or the file that does not fit).
+        path: PathBuf,
+        /// What does not fit, and what to do.
+        why: String,
+    },
 }
 
 /// Shorthand.

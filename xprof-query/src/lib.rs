@@ -16,6 +16,7 @@
 
 mod deadline;
 pub mod dictionary_aggregate;
+pub mod diff;
 pub mod error;
 pub mod factory;
 pub mod functions;

@@ -182,12 +182,17 @@ impl Inputs {
         }
         let ids = dataset::trace_ids(dir)?;
         self.claim_ids(ids.clone(), dir)?;
+        let keys = dataset::partition_keys(dir)?;
         for (t, fs) in files {
-            self.parts
-                .entry(t)
-                .or_default()
-                .files
-                .extend(fs.into_iter().map(|f| (f, None)));
+            let parts = self.parts.entry(t).or_default();
+            if keys.is_empty() {
+                parts.files.extend(fs.into_iter().map(|f| (f, None)));
+            } else {
+                // Listed by DataFusion, pruned by the partition columns.
+                parts
+                    .warehouses
+                    .push((dataset::table_dir(dir, t), keys.clone()));
+            }
         }
         self.opened.push(Opened::Dataset {
             path: dir.to_path_buf(),
@@ -363,6 +368,16 @@ impl ProfileSession {
             inputs: Inputs::default(),
             limits: SessionOptions::default(),
         }
+    }
+
+    /// This session with `options` for its statements: `read_only`,
+    /// `query_timeout` and `events_db_schema` (set it before opening
+    /// inputs). `memory_limit_bytes` and `threads` size a context when it
+    /// is made ([`ProfileSession::with_limits`]); here they only cap what
+    /// inputs convert into memory.
+    pub fn with_options(mut self, options: SessionOptions) -> Self {
+        self.limits = options;
+        self
     }
 
     /// The DataFusion context holding the tables.

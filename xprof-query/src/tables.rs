@@ -166,6 +166,54 @@ pub(crate) fn listing_table(table: Table, files: &[PathBuf]) -> Result<Arc<Listi
     Ok(Arc::new(ListingTable::try_new(config)?))
 }
 
+/// The partition columns a warehouse's `table` gets: every key, unless
+/// one of them is a column of the table already (`traces` has `run` and
+/// `host`), in which case none (the folder levels are matched in order,
+/// so a later key cannot be declared without the earlier ones); the
+/// files are then listed from every folder below the table's all the
+/// same.
+pub(crate) fn partition_columns(
+    table: Table,
+    keys: &[dataset::PartitionKey],
+) -> Vec<(String, arrow::datatypes::DataType)> {
+    let def = table.def();
+    if keys.iter().any(|k| def.column_index(k.name()).is_some()) {
+        return Vec::new();
+    }
+    keys.iter()
+        .map(|k| (k.name().to_string(), arrow::datatypes::DataType::Utf8))
+        .collect()
+}
+
+/// A Parquet listing table over a warehouse table's folder `dir`, with
+/// the partition columns of [`partition_columns`] after the table's
+/// own: a filter on them lists only the folders that match. Each file's
+/// rows are sorted as the table declares (as in [`listing_table`]), and a
+/// partition column is constant in a file, so the order holds.
+pub(crate) fn warehouse_table(
+    table: Table,
+    dir: &std::path::Path,
+    keys: &[dataset::PartitionKey],
+) -> Result<Arc<ListingTable>> {
+    let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    // A trailing separator: the URL is a folder to list, not a file.
+    let url = ListingTableUrl::parse(format!("{}/", abs.to_string_lossy().trim_end_matches('/')))?;
+    let sort: Vec<_> = table
+        .def()
+        .sort_by
+        .iter()
+        .map(|c| col(*c).sort(true, false))
+        .collect();
+    let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
+        .with_file_extension(dataset::EXTENSION)
+        .with_table_partition_cols(partition_columns(table, keys))
+        .with_file_sort_order(vec![sort]);
+    let config = ListingTableConfig::new(url)
+        .with_listing_options(options)
+        .with_schema(sql_schema(table));
+    Ok(Arc::new(ListingTable::try_new(config)?))
+}
+
 /// The schema DataFusion sees for `table`: its columns, without the
 /// schema-level metadata of the Parquet files (table name, version: the
 /// version is checked when a dataset is opened). Tables that carry
@@ -185,6 +233,35 @@ pub(crate) struct TableParts {
     pub memory: Vec<RecordBatch>,
     /// Parquet files, each with what keeps it alive (a temporary folder).
     pub files: Vec<(PathBuf, Option<Arc<tempfile::TempDir>>)>,
+    /// Warehouse folders of the table (`W/events`), with their partition
+    /// keys.
+    pub warehouses: Vec<(PathBuf, Vec<dataset::PartitionKey>)>,
+}
+
+/// Warehouses have partition columns the other inputs lack: a table is
+/// read from warehouses of the same keys only.
+fn check_warehouses(p: &TableParts) -> Result<()> {
+    let (first_dir, keys) = &p.warehouses[0];
+    let warehouse = first_dir.parent().unwrap_or(first_dir);
+    if !p.memory.is_empty() || !p.files.is_empty() {
+        return Err(crate::error::QueryError::Inputs(format!(
+            "{}: a warehouse (partitioned by {}) opens only with warehouses of the same keys: its tables have the partition columns, the other inputs' do not; convert them into it (`xprof-sql convert INPUT -o {} --partition-by {}`)",
+            warehouse.display(),
+            dataset::key_names(keys),
+            warehouse.display(),
+            dataset::key_names(keys),
+        )));
+    }
+    if let Some((dir, other)) = p.warehouses.iter().find(|(_, k)| k != keys) {
+        return Err(crate::error::QueryError::Inputs(format!(
+            "{} is partitioned by {}, {} by {}: warehouses open together only when partitioned alike",
+            warehouse.display(),
+            dataset::key_names(keys),
+            dir.parent().unwrap_or(dir).display(),
+            dataset::key_names(other),
+        )));
+    }
+    Ok(())
 }
 
 /// Every table of some opened profiles, as providers.
@@ -200,6 +277,23 @@ impl ProfileTables {
         for t in Table::ALL {
             let p = parts.get(&t).unwrap_or(&empty);
             let mut sources: Vec<Arc<dyn TableProvider>> = Vec::new();
+            if let Some((_, keys)) = p.warehouses.first() {
+                check_warehouses(p)?;
+                for (dir, _) in &p.warehouses {
+                    sources.push(warehouse_table(t, dir, keys)?);
+                }
+                let schema = sources[0].schema();
+                let provider: Arc<dyn TableProvider> = if sources.len() == 1 {
+                    sources.pop().expect("one")
+                } else {
+                    Arc::new(UnionTable {
+                        schema,
+                        parts: sources,
+                    })
+                };
+                providers.insert(t, provider);
+                continue;
+            }
             let schema = sql_schema(t);
             if !p.memory.is_empty() || p.files.is_empty() {
                 let batches = p
@@ -348,5 +442,5 @@ pub async fn register_views(ctx: &SessionContext, schema: &str) -> Result<()> {
             Arc::new(ViewTable::new(plan, Some(v.sql.to_string()))),
         )?;
     }
-    Ok(())
+    crate::diff::register_diff_functions(ctx, schema).await
 }

@@ -715,6 +715,7 @@ impl<'s> TraceAssembler<'s> {
             converter_warnings: &self.summary.warnings,
         });
         self.write(Table::Traces, &mut traces)?;
+        self.summary.start_unix_ns = info.start_unix_ns;
         Ok(self.summary)
     }
 }

@@ -53,17 +53,44 @@ pub const EVENT_FUNCTION_NAMES: &[&str] = &["ancestors", "descendants"];
 
 /// Registers every function of this module on `ctx`.
 pub fn register_all(ctx: &SessionContext) {
-    ctx.register_udaf(AggregateUDF::from(BusyPs::default()));
-    ctx.register_udf(ScalarUDF::from(ByteLength::default()));
-    ctx.register_udf(ScalarUDF::from(FromHex::default()));
-    ctx.register_udf(ScalarUDF::from(Length::characters()));
-    ctx.register_udf(ScalarUDF::from(Length::octets()));
-    ctx.register_udf(ScalarUDF::from(OverlapPs::default()));
-    ctx.register_udwf(WindowUDF::from(OpParent::default()));
-    ctx.register_udf(ScalarUDF::from(ParseKernelDetails::default()));
-    ctx.register_udf(ScalarUDF::from(ParseTfOp::default()));
-    ctx.register_udaf(AggregateUDF::from(QuantileCont::default()));
+    for f in scalar_functions() {
+        ctx.register_udf(f);
+    }
+    for f in aggregate_functions() {
+        ctx.register_udaf(f);
+    }
+    for f in window_functions() {
+        ctx.register_udwf(f);
+    }
     ctx.register_udtf("read_profile", Arc::new(ReadProfile));
+}
+
+/// The scalar functions of [`register_all`]: what a state built elsewhere
+/// (a cluster's scheduler and executors, which look functions up by name)
+/// registers to run plans that call them.
+pub fn scalar_functions() -> Vec<ScalarUDF> {
+    vec![
+        ScalarUDF::from(ByteLength::default()),
+        ScalarUDF::from(FromHex::default()),
+        ScalarUDF::from(Length::characters()),
+        ScalarUDF::from(Length::octets()),
+        ScalarUDF::from(OverlapPs::default()),
+        ScalarUDF::from(ParseKernelDetails::default()),
+        ScalarUDF::from(ParseTfOp::default()),
+    ]
+}
+
+/// The aggregate functions of [`register_all`] (see [`scalar_functions`]).
+pub fn aggregate_functions() -> Vec<AggregateUDF> {
+    vec![
+        AggregateUDF::from(BusyPs::default()),
+        AggregateUDF::from(QuantileCont::default()),
+    ]
+}
+
+/// The window functions of [`register_all`] (see [`scalar_functions`]).
+pub fn window_functions() -> Vec<WindowUDF> {
+    vec![WindowUDF::from(OpParent::default())]
 }
 
 /// Registers `ancestors(trace_id, event_id)` and `descendants(trace_id,
