@@ -264,6 +264,21 @@ fn check_warehouses(p: &TableParts) -> Result<()> {
     Ok(())
 }
 
+/// The one provider of `sources`, or their union.
+fn one_or_union(
+    schema: SchemaRef,
+    mut sources: Vec<Arc<dyn TableProvider>>,
+) -> Arc<dyn TableProvider> {
+    if sources.len() == 1 {
+        sources.pop().expect("one")
+    } else {
+        Arc::new(UnionTable {
+            schema,
+            parts: sources,
+        })
+    }
+}
+
 /// Every table of some opened profiles, as providers.
 #[derive(Debug, Clone)]
 pub struct ProfileTables {
@@ -283,15 +298,7 @@ impl ProfileTables {
                     sources.push(warehouse_table(t, dir, keys)?);
                 }
                 let schema = sources[0].schema();
-                let provider: Arc<dyn TableProvider> = if sources.len() == 1 {
-                    sources.pop().expect("one")
-                } else {
-                    Arc::new(UnionTable {
-                        schema,
-                        parts: sources,
-                    })
-                };
-                providers.insert(t, provider);
+                providers.insert(t, one_or_union(schema, sources));
                 continue;
             }
             let schema = sql_schema(t);
@@ -322,15 +329,7 @@ impl ProfileTables {
                 }
                 sources.push(listing);
             }
-            let provider: Arc<dyn TableProvider> = if sources.len() == 1 {
-                sources.pop().expect("one")
-            } else {
-                Arc::new(UnionTable {
-                    schema,
-                    parts: sources,
-                })
-            };
-            providers.insert(t, provider);
+            providers.insert(t, one_or_union(schema, sources));
         }
         Ok(Self { providers })
     }
