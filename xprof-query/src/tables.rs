@@ -140,6 +140,21 @@ impl TableProvider for UnionTable {
     }
 }
 
+/// Parquet files of `table` in the dataset layout, with the table's
+/// declared sort order (true inside each file: the converter checks every
+/// batch it writes against it).
+fn listing_options(table: Table) -> ListingOptions {
+    let sort: Vec<_> = table
+        .def()
+        .sort_by
+        .iter()
+        .map(|c| col(*c).sort(true, false))
+        .collect();
+    ListingOptions::new(Arc::new(ParquetFormat::default()))
+        .with_file_extension(dataset::EXTENSION)
+        .with_file_sort_order(vec![sort])
+}
+
 /// A Parquet listing table over exactly `files`, with the table's schema
 /// and declared sort order (true inside each file: the converter checks
 /// every batch it writes against it).
@@ -151,15 +166,7 @@ pub(crate) fn listing_table(table: Table, files: &[PathBuf]) -> Result<Arc<Listi
             ListingTableUrl::parse(abs.to_string_lossy())
         })
         .collect::<datafusion::error::Result<Vec<_>>>()?;
-    let sort: Vec<_> = table
-        .def()
-        .sort_by
-        .iter()
-        .map(|c| col(*c).sort(true, false))
-        .collect();
-    let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
-        .with_file_extension(dataset::EXTENSION)
-        .with_file_sort_order(vec![sort]);
+    let options = listing_options(table);
     let config = ListingTableConfig::new_with_multi_paths(urls)
         .with_listing_options(options)
         .with_schema(sql_schema(table));
@@ -198,16 +205,7 @@ pub(crate) fn warehouse_table(
     let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
     // A trailing separator: the URL is a folder to list, not a file.
     let url = ListingTableUrl::parse(format!("{}/", abs.to_string_lossy().trim_end_matches('/')))?;
-    let sort: Vec<_> = table
-        .def()
-        .sort_by
-        .iter()
-        .map(|c| col(*c).sort(true, false))
-        .collect();
-    let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
-        .with_file_extension(dataset::EXTENSION)
-        .with_table_partition_cols(partition_columns(table, keys))
-        .with_file_sort_order(vec![sort]);
+    let options = listing_options(table).with_table_partition_cols(partition_columns(table, keys));
     let config = ListingTableConfig::new(url)
         .with_listing_options(options)
         .with_schema(sql_schema(table));
