@@ -8,11 +8,13 @@
 //! - [`convert`] (`xprof-convert`): profile formats to Arrow batches;
 //! - [`query`] (`xprof-query`): the DataFusion session, tables and views.
 //!
-//! [`output`] writes query results as a table, CSV, JSON or Parquet.
+//! [`output`] writes query results as a table, CSV, JSON or Parquet;
+//! [`report`] draws a profile's views as one HTML page.
 
 #![warn(missing_docs)]
 
 pub mod output;
+pub mod report;
 
 pub use xprof_convert as convert;
 pub use xprof_format as format;

@@ -203,6 +203,50 @@ enum Command {
         #[command(flatten)]
         limits: Limits,
     },
+    /// One self-contained HTML report of profiles: devices' busy time,
+    /// step time, top ops and kernels, roofline, busy timeline, TPU units.
+    Report {
+        /// Profile files, run folders, log folders or converted datasets.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// The HTML file to write.
+        #[arg(short = 'o', long = "output", required = true)]
+        output: PathBuf,
+        /// The page's title (default: the inputs' file names).
+        #[arg(long)]
+        title: Option<String>,
+        /// Run to open in a log folder (default: the latest).
+        #[arg(long)]
+        run: Option<String>,
+        #[command(flatten)]
+        limits: Limits,
+    },
+    /// Write the events a query selects as a timeline for ui.perfetto.dev
+    /// or chrome://tracing (the query's rows need trace_id and event_id).
+    Export {
+        /// Profile files, run folders, log folders or converted datasets.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// The selection, e.g. `SELECT * FROM events WHERE name LIKE 'fusion%'`.
+        #[arg(short = 'e', long = "execute", required = true)]
+        sql: String,
+        /// The file to write.
+        #[arg(short = 'o', long = "output", required = true)]
+        output: PathBuf,
+        /// chrome (Trace Event JSON) or perfetto (protobuf); default: by
+        /// the file name (`.pftrace`, `.perfetto-trace`: perfetto), else chrome.
+        #[arg(long, value_enum)]
+        format: Option<TimelineFormat>,
+        /// Also the counters of the selected events' devices within the
+        /// selection's time span.
+        #[arg(long)]
+        counters: bool,
+        /// Run to open in a log folder (default: the latest).
+        #[arg(long)]
+        run: Option<String>,
+        #[command(flatten)]
+        limits: Limits,
+    },
     /// Planes, lines, event counts and stat names of an XSpace file.
     Inspect {
         /// An `.xplane.pb` file (optionally `.gz`).
@@ -219,6 +263,15 @@ enum Command {
         #[arg(long)]
         markdown: bool,
     },
+}
+
+/// The `export --format` choices.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum TimelineFormat {
+    /// Chrome Trace Event JSON.
+    Chrome,
+    /// Perfetto's protobuf trace.
+    Perfetto,
 }
 
 type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
@@ -335,6 +388,25 @@ async fn run(cli: Cli) -> AnyResult<()> {
             run,
             limits,
         } => diff(&inputs, a.zip(b), top, format, run, &limits).await,
+        Command::Report {
+            inputs,
+            output,
+            title,
+            run,
+            limits,
+        } => report(&inputs, &output, title, run, &limits).await,
+        Command::Export {
+            inputs,
+            sql,
+            output,
+            format,
+            counters,
+            run,
+            limits,
+        } => {
+            let session = open(&inputs, run, &limits).await?;
+            export(&session, &sql, &output, format, counters).await
+        }
         Command::Inspect { input, json } => inspect(&input, json),
         Command::Schema { table, markdown } => print_schema(table.as_deref(), markdown),
     }
@@ -438,6 +510,72 @@ async fn open_into(
             );
         }
     }
+    Ok(())
+}
+
+/// `report`: the HTML page, written under a temporary name and renamed
+/// once whole.
+async fn report(
+    inputs: &[PathBuf],
+    output: &Path,
+    title: Option<String>,
+    run: Option<String>,
+    limits: &Limits,
+) -> AnyResult<()> {
+    let session = open(inputs, run, limits).await?;
+    let title = title.unwrap_or_else(|| {
+        let names: Vec<String> = inputs
+            .iter()
+            .map(|p| {
+                p.file_name()
+                    .unwrap_or(p.as_os_str())
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        format!("Profile report: {}", names.join(", "))
+    });
+    let html = xprof_sql::report::report(&session, &title).await?;
+    let tmp = partial_name(output);
+    std::fs::write(&tmp, &html).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, output).map_err(|e| format!("{}: {e}", output.display()))?;
+    eprintln!(
+        "wrote {} ({:.0} KiB)",
+        output.display(),
+        html.len() as f64 / 1024.0
+    );
+    Ok(())
+}
+
+/// `export`: the selection as a timeline file.
+async fn export(
+    session: &ProfileSession,
+    sql: &str,
+    output: &Path,
+    format: Option<TimelineFormat>,
+    counters: bool,
+) -> AnyResult<()> {
+    use xprof_sql::query::export::{ExportFormat, ExportOptions};
+    let by_name = output
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .is_some_and(|n| n.ends_with(".pftrace") || n.ends_with(".perfetto-trace"));
+    let format = match format {
+        Some(TimelineFormat::Perfetto) => ExportFormat::Perfetto,
+        Some(TimelineFormat::Chrome) => ExportFormat::ChromeJson,
+        None if by_name => ExportFormat::Perfetto,
+        None => ExportFormat::ChromeJson,
+    };
+    let options = ExportOptions { format, counters };
+    let summary = xprof_sql::query::export::export(session, sql, output, &options).await?;
+    eprintln!(
+        "wrote {}: {} events on {} tracks, {} flows, {} counter samples",
+        output.display(),
+        summary.events,
+        summary.tracks,
+        summary.flows,
+        summary.counter_samples
+    );
     Ok(())
 }
 

@@ -19,6 +19,14 @@ pub enum QueryError {
     /// A read-only session refused a statement (see [`crate::read_only`]).
     #[error("{0}")]
     ReadOnly(String),
+    /// Writing an output file (an [`crate::export`]) failed.
+    #[error("{path}: {source}")]
+    Output {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
 }
 
 /// Shorthand.

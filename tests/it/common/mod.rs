@@ -247,18 +247,27 @@ async fn query_rows_as<P: AsRef<std::path::Path>>(
     sql: &str,
     explicit_nulls: bool,
 ) -> Vec<Row> {
-    use serde_json::Value;
     use xprof_sql::query::{OpenOptions, ProfileSession};
     let mut session = ProfileSession::new();
     let paths: Vec<&std::path::Path> = paths.iter().map(|p| p.as_ref()).collect();
     session.open(&paths, &OpenOptions::default()).await.unwrap();
     let batches = session.sql(sql).await.unwrap().collect().await.unwrap();
+    batches_to_rows(&batches, explicit_nulls)
+}
+
+/// Batches as JSON objects (NULL columns absent).
+pub fn rows_of(batches: &[arrow::record_batch::RecordBatch]) -> Vec<Row> {
+    batches_to_rows(batches, false)
+}
+
+fn batches_to_rows(batches: &[arrow::record_batch::RecordBatch], explicit_nulls: bool) -> Vec<Row> {
+    use serde_json::Value;
     let mut out = Vec::new();
     {
         let mut w = arrow::json::WriterBuilder::new()
             .with_explicit_nulls(explicit_nulls)
             .build::<_, arrow::json::writer::JsonArray>(&mut out);
-        for b in &batches {
+        for b in batches {
             w.write(&xprof_sql::output::plain_batch(b).unwrap())
                 .unwrap();
         }

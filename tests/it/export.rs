@@ -1,0 +1,259 @@
+//! `xprof-sql export`: a SQL selection of events back onto a timeline.
+//! The Chrome JSON it writes is read back by this project's own Chrome
+//! reader and gives the selection's rows; the Perfetto file decodes with
+//! the message definitions and its slices are the selection's; a million
+//! events export in bounded memory.
+
+use crate::common;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use common::*;
+use prost::Message;
+use xprof_sql::query::export::perfetto::{self, TYPE_SLICE_BEGIN, TYPE_SLICE_END, Trace};
+use xprof_sql::query::export::{ExportFormat, ExportOptions, export};
+use xprof_sql::query::{OpenOptions, ProfileSession};
+
+async fn open(paths: &[std::path::PathBuf]) -> ProfileSession {
+    let mut s = ProfileSession::new();
+    s.open(paths, &OpenOptions::default()).await.unwrap();
+    s
+}
+
+/// (name, ts_ps from the first selected start, dur_ps) of every row of
+/// `sql`, counted.
+async fn slices(session: &ProfileSession, sql: &str) -> BTreeMap<(String, i64, i64), usize> {
+    let rows = query_rows_of(session, sql).await;
+    let mut out = BTreeMap::new();
+    for r in rows {
+        *out.entry((s(&r, "name"), i(&r, "ts"), i(&r, "dur"))).or_default() += 1;
+    }
+    out
+}
+
+async fn query_rows_of(session: &ProfileSession, sql: &str) -> Vec<Row> {
+    let batches = session.collect(sql).await.unwrap();
+    rows_of(&batches)
+}
+
+const SELECTION: &str = "SELECT * FROM events WHERE dur_ps > 0";
+
+#[tokio::test]
+async fn chrome_json_reads_back_as_the_selection() {
+    let input = gpu_fixture("jax_gpu");
+    let session = open(std::slice::from_ref(&input)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("slice.json");
+    let options = ExportOptions {
+        format: ExportFormat::ChromeJson,
+        counters: false,
+    };
+    let summary = export(&session, SELECTION, &out, &options).await.unwrap();
+    let want = slices(
+        &session,
+        &format!(
+            "WITH sel AS ({SELECTION}) SELECT name, ts_ps - (SELECT min(ts_ps) FROM sel) AS ts, dur_ps AS dur FROM sel"
+        ),
+    )
+    .await;
+    assert_eq!(summary.events as usize, want.values().sum::<usize>());
+    assert!(summary.events > 100 && summary.flows > 0, "{summary:?}");
+
+    // This project's Chrome reader: the same slices, times exact to the ps.
+    let back = open(&[out.clone()]).await;
+    let got = slices(
+        &back,
+        "SELECT e.name, e.ts_ps - (SELECT min(ts_ps) FROM events) AS ts, e.dur_ps AS dur FROM events e \
+         JOIN tracks t USING (trace_id, track_id) WHERE t.kind IN ('thread', 'stream')",
+    )
+    .await;
+    assert_eq!(got, want);
+    // Each slice on a track named after its own track (or an overflow
+    // lane of it), under a process named after its device.
+    let placed = query_rows_of(
+        &back,
+        "SELECT d.name AS device, t.name AS track, count(*) AS n FROM events e \
+         JOIN tracks t USING (trace_id, track_id) JOIN devices d USING (trace_id, device_id) \
+         WHERE t.kind IN ('thread', 'stream') GROUP BY 1, 2 ORDER BY 1, 2",
+    )
+    .await;
+    let original = query_rows_of(
+        &session,
+        &format!(
+            "SELECT d.name AS device, t.name AS track, count(*) AS n FROM ({SELECTION}) e \
+             JOIN tracks t USING (trace_id, track_id) JOIN devices d USING (trace_id, device_id) \
+             GROUP BY 1, 2 ORDER BY 1, 2"
+        ),
+    )
+    .await;
+    let mut merged: BTreeMap<(String, String), i64> = BTreeMap::new();
+    for r in &placed {
+        let track = s(r, "track");
+        let base = track.split(" (overlap ").next().unwrap_or(&track).to_string();
+        *merged.entry((s(r, "device"), base)).or_default() += i(r, "n");
+    }
+    let original: BTreeMap<(String, String), i64> = original
+        .iter()
+        .map(|r| ((s(r, "device"), s(r, "track")), i(r, "n")))
+        .collect();
+    assert_eq!(merged, original);
+    // Args: every int arg of the selection, by key and value.
+    let args = |sql: &str| sql.to_string();
+    let want_args = query_rows_of(
+        &session,
+        &args(&format!(
+            "SELECT a.key, count(*) AS n, sum(a.int_value) AS total FROM ({SELECTION}) e \
+             JOIN event_args a USING (trace_id, event_id) WHERE a.int_value IS NOT NULL \
+             GROUP BY a.key ORDER BY a.key"
+        )),
+    )
+    .await;
+    let got_args = query_rows_of(
+        &back,
+        &format!(
+            "SELECT a.key, count(*) AS n, sum(a.int_value) AS total FROM event_args a \
+             WHERE a.int_value IS NOT NULL AND a.key IN ({}) GROUP BY a.key ORDER BY a.key",
+            want_args
+                .iter()
+                .map(|r| format!("'{}'", s(r, "key")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    )
+    .await;
+    assert!(!want_args.is_empty());
+    assert_eq!(got_args, want_args);
+    // Flows between selected slices come back as flows.
+    let flows = query_rows_of(
+        &back,
+        "SELECT count(*) AS n FROM flows WHERE src_event_id IS NOT NULL AND dst_event_id IS NOT NULL",
+    )
+    .await;
+    assert_eq!(i(&flows[0], "n") as u64, summary.flows);
+}
+
+#[tokio::test]
+async fn perfetto_slices_are_the_selection() {
+    let input = cpu_fixture("jax_cpu_mlp_5steps_w128");
+    let session = open(std::slice::from_ref(&input)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("slice.pftrace");
+    let selection = "SELECT trace_id, event_id FROM events WHERE dur_ps > 0";
+    let options = ExportOptions {
+        format: ExportFormat::Perfetto,
+        counters: true,
+    };
+    let summary = export(&session, selection, &out, &options).await.unwrap();
+    let trace = Trace::decode(std::fs::read(&out).unwrap().as_slice()).unwrap();
+    // Replay begin/end per track.
+    let mut open_slices: BTreeMap<u64, Vec<(String, u64)>> = BTreeMap::new();
+    let mut got: BTreeMap<(String, u64, u64), usize> = BTreeMap::new();
+    let mut counters = 0;
+    for p in &trace.packet {
+        let Some(e) = &p.track_event else { continue };
+        let ts = p.timestamp.unwrap();
+        let track = e.track_uuid.unwrap();
+        match e.r#type {
+            Some(TYPE_SLICE_BEGIN) => open_slices
+                .entry(track)
+                .or_default()
+                .push((e.name.clone().unwrap(), ts)),
+            Some(TYPE_SLICE_END) => {
+                let (name, begin) = open_slices.get_mut(&track).unwrap().pop().unwrap();
+                assert!(ts >= begin);
+                *got.entry((name, begin, ts)).or_default() += 1;
+            }
+            Some(perfetto::TYPE_COUNTER) => counters += 1,
+            other => panic!("unexpected event type {other:?}"),
+        }
+    }
+    assert!(open_slices.values().all(Vec::is_empty), "every slice ends");
+    let rows = query_rows_of(
+        &session,
+        "SELECT name, ts_ps, dur_ps FROM events WHERE dur_ps > 0",
+    )
+    .await;
+    let mut want: BTreeMap<(String, u64, u64), usize> = BTreeMap::new();
+    for r in &rows {
+        let (ts, dur) = (i(r, "ts_ps"), i(r, "dur_ps"));
+        let key = (s(r, "name"), perfetto::ps_to_ns(ts), perfetto::ps_to_ns(ts + dur));
+        *want.entry(key).or_default() += 1;
+    }
+    assert_eq!(got, want);
+    assert_eq!(summary.events as usize, rows.len());
+    assert_eq!(counters as u64, summary.counter_samples);
+    // The track descriptors name every lane and device.
+    let names: Vec<String> = trace
+        .packet
+        .iter()
+        .filter_map(|p| p.track_descriptor.as_ref()?.name.clone())
+        .collect();
+    assert!(names.iter().any(|n| n == "/host:CPU"), "{names:?}");
+    assert_eq!(
+        trace.packet.iter().filter(|p| p.track_descriptor.as_ref().is_some_and(|d| d.thread.is_some())).count() as u64,
+        summary.tracks
+    );
+}
+
+#[tokio::test]
+async fn a_selection_without_event_ids_is_refused_and_writes_nothing() {
+    let session = open(&[cpu_fixture("jax_cpu_mlp_5steps_w128")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.json");
+    let options = ExportOptions {
+        format: ExportFormat::ChromeJson,
+        counters: false,
+    };
+    let err = export(&session, "SELECT name, count(*) FROM events GROUP BY name", &out, &options)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("event_id"), "{err}");
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "no file left");
+}
+
+/// Peak RSS (KiB) of a child, from its own rusage (`wait4`), so other
+/// tests' children do not count.
+fn run_measured(cmd: &mut Command) -> (i32, i64) {
+    let child = cmd.spawn().unwrap();
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    (libc::WEXITSTATUS(status), usage.ru_maxrss)
+}
+
+#[test]
+fn a_million_events_export_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("large.xplane.pb");
+    {
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&input).unwrap());
+        xprof_sql::convert::synthetic::write_large_tpu(&mut w, 48 << 20, 2000).unwrap();
+    }
+    let bin = env!("CARGO_BIN_EXE_xprof-sql");
+    let ds = dir.path().join("ds");
+    let status = Command::new(bin)
+        .args(["convert", input.to_str().unwrap(), "-o", ds.to_str().unwrap(), "--quiet"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = dir.path().join("slice.json");
+    let (code, peak_kib) = run_measured(Command::new(bin).args([
+        "export",
+        ds.to_str().unwrap(),
+        "-e",
+        "SELECT trace_id, event_id FROM events WHERE dur_ps > 0 LIMIT 1000000",
+        "-o",
+        out.to_str().unwrap(),
+        "--memory-limit",
+        "256M",
+    ]));
+    assert_eq!(code, 0);
+    let written = std::fs::metadata(&out).unwrap().len();
+    // A million slices of ~100 bytes each went out; the process held a
+    // small part of them (the figure is in benches/README.md).
+    assert!(written > 80_000_000, "{written} bytes");
+    eprintln!("export of 1 M events: {written} bytes, peak RSS {} MiB", peak_kib / 1024);
+    assert!(peak_kib < 256 * 1024, "peak RSS {} MiB", peak_kib / 1024);
+}

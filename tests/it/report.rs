@@ -1,0 +1,198 @@
+//! `xprof-sql report`: the HTML report of every committed fixture opens in
+//! headless Chromium with no script error, and the numbers it draws are
+//! the views' answers, read back from the browser's DOM.
+//!
+//! Chromium is Debian's `chromium` (`.ci/run` installs it). Without it the
+//! browser checks fail, unless `XPROF_SQL_NO_BROWSER=1` says to skip them
+//! (the test then says so on stderr).
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+fn fixtures() -> Vec<PathBuf> {
+    vec![
+        fixture("../../examples/data/jax_cpu_mlp.xplane.pb"),
+        cpu_fixture("jax_cpu_mlp_20steps_w256"),
+        gpu_fixture("jax_gpu"),
+        gpu_fixture("jax_pallas"),
+        fixture("gpu/torch_kineto.json"),
+        fixture("gpu/proton_tree.hatchet"),
+        fixture("tpu/synthetic_llo.xplane.pb"),
+    ]
+}
+
+fn report_of(input: &Path, out: &Path) {
+    let output = Command::new(env!("CARGO_BIN_EXE_xprof-sql"))
+        .args(["report", input.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{input:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+fn chromium() -> Option<PathBuf> {
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+}
+
+/// The DOM after the page loaded and ran its script, as Chromium
+/// serializes it.
+fn dom_of(chromium: &Path, html: &Path) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let output = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            &format!("--user-data-dir={}", profile.path().display()),
+            "--dump-dom",
+            &format!("file://{}", html.display()),
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The `data-value`s of the marks inside the element carrying `attr`
+/// (`data-chart="hlo_stats"`), in document order.
+fn values_in(dom: &str, attr: &str) -> Vec<f64> {
+    let Some(start) = dom.find(attr) else {
+        return Vec::new();
+    };
+    let rest = &dom[start..];
+    let end = rest.find("</figure>").unwrap_or(rest.len());
+    rest[..end]
+        .split("data-value=\"")
+        .skip(1)
+        .map(|v| v[..v.find('"').unwrap()].parse::<f64>().unwrap())
+        .collect()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+fn assert_values(dom: &str, chart: &str, want: &[f64], input: &Path) {
+    let got = values_in(dom, &format!("data-chart=\"{chart}\""));
+    assert_eq!(got.len(), want.len(), "{input:?} {chart}: {got:?} vs {want:?}");
+    for (g, w) in got.iter().zip(want) {
+        assert!(close(*g, *w), "{input:?} {chart}: {got:?} vs {want:?}");
+    }
+}
+
+fn f64s(rows: &[Row], key: &str) -> Vec<f64> {
+    rows.iter()
+        .map(|r| r.get(key).and_then(|v| v.as_f64()).unwrap_or(f64::NAN))
+        .collect()
+}
+
+#[tokio::test]
+async fn every_fixture_report_opens_and_shows_the_views_numbers() {
+    let browser = chromium();
+    if browser.is_none() {
+        assert!(
+            std::env::var_os("XPROF_SQL_NO_BROWSER").is_some(),
+            "Chromium is not installed (apt-get install chromium); set XPROF_SQL_NO_BROWSER=1 to skip the browser checks"
+        );
+        eprintln!("report: no Chromium, browser checks skipped (XPROF_SQL_NO_BROWSER)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut charts_seen = std::collections::BTreeSet::new();
+    for input in fixtures() {
+        let out = dir.path().join(format!(
+            "{}.html",
+            input.file_name().unwrap().to_string_lossy()
+        ));
+        report_of(&input, &out);
+        let html = std::fs::read_to_string(&out).unwrap();
+        assert!(html.len() < 2 << 20, "{input:?}: {} bytes", html.len());
+        // Self-contained: nothing fetched from anywhere.
+        for needle in ["http://", "https://", "src=\"//", "<link"] {
+            let outside_svg_ns = html.replace("http://www.w3.org/2000/svg", "");
+            assert!(!outside_svg_ns.contains(needle), "{input:?} refers to {needle}");
+        }
+        let Some(browser) = &browser else { continue };
+        let dom = dom_of(browser, &out);
+        assert!(dom.contains("data-errors=\"\""), "{input:?}: script errors in {}", &dom[..dom.len().min(2000)]);
+        for chart in ["device_busy", "hlo_stats", "kernel_stats", "step_stats", "unit_utilization", "proton_kernels"] {
+            if dom.contains(&format!("data-chart=\"{chart}\"")) {
+                charts_seen.insert(chart);
+            }
+        }
+        // Busy fraction per device: device_busy's busy_pct.
+        let busy = query_rows(
+            std::slice::from_ref(&input),
+            "SELECT busy_pct FROM device_busy ORDER BY trace_id, device_id",
+        )
+        .await;
+        assert_values(&dom, "device_busy", &f64s(&busy, "busy_pct"), &input);
+        // Top HLO ops: hlo_stats' self time (µs, drawn in ps).
+        let hlo = query_rows(
+            std::slice::from_ref(&input),
+            "SELECT total_self_time_us * 1e6 AS ps FROM hlo_stats \
+             ORDER BY total_self_time_us DESC, trace_id, rank LIMIT 15",
+        )
+        .await;
+        assert_values(&dom, "hlo_stats", &f64s(&hlo, "ps"), &input);
+        let kernels = query_rows(
+            std::slice::from_ref(&input),
+            "SELECT total_duration_us * 1e6 AS ps FROM kernel_stats \
+             ORDER BY total_duration_us DESC, trace_id, rank LIMIT 15",
+        )
+        .await;
+        assert_values(&dom, "kernel_stats", &f64s(&kernels, "ps"), &input);
+        // Step time: busy and idle of each step, stacked.
+        let steps = query_rows(
+            std::slice::from_ref(&input),
+            "WITH d AS (SELECT device_id FROM step_stats GROUP BY device_id ORDER BY count(*) DESC, device_id LIMIT 1) \
+             SELECT busy_ps, idle_ps FROM step_stats WHERE device_id = (SELECT device_id FROM d) \
+             ORDER BY step_num, start_ps",
+        )
+        .await;
+        let stacked: Vec<f64> = steps
+            .iter()
+            .flat_map(|r| {
+                [r.get("busy_ps"), r.get("idle_ps")]
+                    .into_iter()
+                    .filter_map(|v| v.and_then(|v| v.as_f64()))
+                    .filter(|v| *v > 0.0)
+            })
+            .collect();
+        assert_values(&dom, "step_stats", &stacked, &input);
+    }
+    if browser.is_some() {
+        // The fixtures cover every section that has a chart.
+        for chart in ["device_busy", "hlo_stats", "kernel_stats", "step_stats", "unit_utilization", "proton_kernels"] {
+            assert!(charts_seen.contains(chart), "no fixture drew {chart}: {charts_seen:?}");
+        }
+    }
+}
+
+#[test]
+fn sections_without_data_are_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.html");
+    report_of(&fixture("gpu/proton_tree.hatchet"), &out);
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("id=\"proton\""));
+    for absent in ["id=\"steps\"", "id=\"llo\"", "data-chart=\"hlo_stats\""] {
+        assert!(!html.contains(absent), "{absent} shown for a Proton tree");
+    }
+    // The SQL behind a chart is on the page.
+    assert!(html.contains("FROM proton_kernels"));
+}
