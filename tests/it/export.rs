@@ -27,7 +27,8 @@ async fn slices(session: &ProfileSession, sql: &str) -> BTreeMap<(String, i64, i
     let rows = query_rows_of(session, sql).await;
     let mut out = BTreeMap::new();
     for r in rows {
-        *out.entry((s(&r, "name"), i(&r, "ts"), i(&r, "dur"))).or_default() += 1;
+        *out.entry((s(&r, "name"), i(&r, "ts"), i(&r, "dur")))
+            .or_default() += 1;
     }
     out
 }
@@ -90,7 +91,11 @@ async fn chrome_json_reads_back_as_the_selection() {
     let mut merged: BTreeMap<(String, String), i64> = BTreeMap::new();
     for r in &placed {
         let track = s(r, "track");
-        let base = track.split(" (overlap ").next().unwrap_or(&track).to_string();
+        let base = track
+            .split(" (overlap ")
+            .next()
+            .unwrap_or(&track)
+            .to_string();
         *merged.entry((s(r, "device"), base)).or_default() += i(r, "n");
     }
     let original: BTreeMap<(String, String), i64> = original
@@ -177,7 +182,11 @@ async fn perfetto_slices_are_the_selection() {
     let mut want: BTreeMap<(String, u64, u64), usize> = BTreeMap::new();
     for r in &rows {
         let (ts, dur) = (i(r, "ts_ps"), i(r, "dur_ps"));
-        let key = (s(r, "name"), perfetto::ps_to_ns(ts), perfetto::ps_to_ns(ts + dur));
+        let key = (
+            s(r, "name"),
+            perfetto::ps_to_ns(ts),
+            perfetto::ps_to_ns(ts + dur),
+        );
         *want.entry(key).or_default() += 1;
     }
     assert_eq!(got, want);
@@ -191,7 +200,14 @@ async fn perfetto_slices_are_the_selection() {
         .collect();
     assert!(names.iter().any(|n| n == "/host:CPU"), "{names:?}");
     assert_eq!(
-        trace.packet.iter().filter(|p| p.track_descriptor.as_ref().is_some_and(|d| d.thread.is_some())).count() as u64,
+        trace
+            .packet
+            .iter()
+            .filter(|p| p
+                .track_descriptor
+                .as_ref()
+                .is_some_and(|d| d.thread.is_some()))
+            .count() as u64,
         summary.tracks
     );
 }
@@ -205,22 +221,19 @@ async fn a_selection_without_event_ids_is_refused_and_writes_nothing() {
         format: ExportFormat::ChromeJson,
         counters: false,
     };
-    let err = export(&session, "SELECT name, count(*) FROM events GROUP BY name", &out, &options)
-        .await
-        .unwrap_err();
+    let err = export(
+        &session,
+        "SELECT name, count(*) FROM events GROUP BY name",
+        &out,
+        &options,
+    )
+    .await
+    .unwrap_err();
     assert!(err.to_string().contains("event_id"), "{err}");
-    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "no file left");
-}
-
-/// Peak RSS (KiB) of a child, from its own rusage (`wait4`), so other
-/// tests' children do not count.
-fn run_measured(cmd: &mut Command) -> (i32, i64) {
-    let child = cmd.spawn().unwrap();
-    let mut status = 0;
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as i32);
-    (libc::WEXITSTATUS(status), usage.ru_maxrss)
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "no file left"
+    );
 }
 
 #[test]
@@ -234,26 +247,38 @@ fn a_million_events_export_in_bounded_memory() {
     let bin = env!("CARGO_BIN_EXE_xprof-sql");
     let ds = dir.path().join("ds");
     let status = Command::new(bin)
-        .args(["convert", input.to_str().unwrap(), "-o", ds.to_str().unwrap(), "--quiet"])
+        .args([
+            "convert",
+            input.to_str().unwrap(),
+            "-o",
+            ds.to_str().unwrap(),
+            "--quiet",
+        ])
         .status()
         .unwrap();
     assert!(status.success());
     let out = dir.path().join("slice.json");
-    let (code, peak_kib) = run_measured(Command::new(bin).args([
-        "export",
-        ds.to_str().unwrap(),
-        "-e",
-        "SELECT trace_id, event_id FROM events WHERE dur_ps > 0 LIMIT 1000000",
-        "-o",
-        out.to_str().unwrap(),
-        "--memory-limit",
-        "256M",
-    ]));
+    let (code, peak_kib) = crate::common::peak_rss_kib(
+        bin,
+        &[
+            "export",
+            ds.to_str().unwrap(),
+            "-e",
+            "SELECT trace_id, event_id FROM events WHERE dur_ps > 0 LIMIT 1000000",
+            "-o",
+            out.to_str().unwrap(),
+            "--memory-limit",
+            "256M",
+        ],
+    );
     assert_eq!(code, 0);
     let written = std::fs::metadata(&out).unwrap().len();
     // A million slices of ~100 bytes each went out; the process held a
     // small part of them (the figure is in benches/README.md).
     assert!(written > 80_000_000, "{written} bytes");
-    eprintln!("export of 1 M events: {written} bytes, peak RSS {} MiB", peak_kib / 1024);
+    eprintln!(
+        "export of 1 M events: {written} bytes, peak RSS {} MiB",
+        peak_kib / 1024
+    );
     assert!(peak_kib < 256 * 1024, "peak RSS {} MiB", peak_kib / 1024);
 }

@@ -27,7 +27,12 @@ fn fixtures() -> Vec<PathBuf> {
 
 fn report_of(input: &Path, out: &Path) {
     let output = Command::new(env!("CARGO_BIN_EXE_xprof-sql"))
-        .args(["report", input.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .args([
+            "report",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     assert!(
@@ -64,7 +69,11 @@ fn dom_of(chromium: &Path, html: &Path) -> String {
         ])
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     String::from_utf8(output.stdout).unwrap()
 }
 
@@ -89,7 +98,11 @@ fn close(a: f64, b: f64) -> bool {
 
 fn assert_values(dom: &str, chart: &str, want: &[f64], input: &Path) {
     let got = values_in(dom, &format!("data-chart=\"{chart}\""));
-    assert_eq!(got.len(), want.len(), "{input:?} {chart}: {got:?} vs {want:?}");
+    assert_eq!(
+        got.len(),
+        want.len(),
+        "{input:?} {chart}: {got:?} vs {want:?}"
+    );
     for (g, w) in got.iter().zip(want) {
         assert!(close(*g, *w), "{input:?} {chart}: {got:?} vs {want:?}");
     }
@@ -124,12 +137,26 @@ async fn every_fixture_report_opens_and_shows_the_views_numbers() {
         // Self-contained: nothing fetched from anywhere.
         for needle in ["http://", "https://", "src=\"//", "<link"] {
             let outside_svg_ns = html.replace("http://www.w3.org/2000/svg", "");
-            assert!(!outside_svg_ns.contains(needle), "{input:?} refers to {needle}");
+            assert!(
+                !outside_svg_ns.contains(needle),
+                "{input:?} refers to {needle}"
+            );
         }
         let Some(browser) = &browser else { continue };
         let dom = dom_of(browser, &out);
-        assert!(dom.contains("data-errors=\"\""), "{input:?}: script errors in {}", &dom[..dom.len().min(2000)]);
-        for chart in ["device_busy", "hlo_stats", "kernel_stats", "step_stats", "unit_utilization", "proton_kernels"] {
+        assert!(
+            dom.contains("data-errors=\"\""),
+            "{input:?}: script errors in {}",
+            &dom[..dom.len().min(2000)]
+        );
+        for chart in [
+            "device_busy",
+            "hlo_stats",
+            "kernel_stats",
+            "step_stats",
+            "unit_utilization",
+            "proton_kernels",
+        ] {
             if dom.contains(&format!("data-chart=\"{chart}\"")) {
                 charts_seen.insert(chart);
             }
@@ -177,8 +204,18 @@ async fn every_fixture_report_opens_and_shows_the_views_numbers() {
     }
     if browser.is_some() {
         // The fixtures cover every section that has a chart.
-        for chart in ["device_busy", "hlo_stats", "kernel_stats", "step_stats", "unit_utilization", "proton_kernels"] {
-            assert!(charts_seen.contains(chart), "no fixture drew {chart}: {charts_seen:?}");
+        for chart in [
+            "device_busy",
+            "hlo_stats",
+            "kernel_stats",
+            "step_stats",
+            "unit_utilization",
+            "proton_kernels",
+        ] {
+            assert!(
+                charts_seen.contains(chart),
+                "no fixture drew {chart}: {charts_seen:?}"
+            );
         }
     }
 }

@@ -287,3 +287,69 @@ fn batches_to_rows(batches: &[arrow::record_batch::RecordBatch], explicit_nulls:
         other => panic!("{other}"),
     }
 }
+
+/// Environment variable naming the command `measure_child` runs (its
+/// program and arguments, separated by U+001F).
+const MEASURE_ENV: &str = "XPROF_SQL_TEST_MEASURE";
+
+/// Runs `program args…` and returns its exit code and peak RSS (KiB).
+///
+/// The figure is the child's own: `ru_maxrss` of a child counts the memory
+/// of the process it was spawned from until it calls `exec` (the kernel
+/// folds the old address space's high-water mark in), so a child spawned
+/// straight from this test binary, where other tests hold hundreds of MiB,
+/// would report theirs. This binary is started afresh as a small parent
+/// (the ignored test `common::measure_child`), which spawns the command and
+/// reports its rusage.
+pub fn peak_rss_kib(program: &str, args: &[&str]) -> (i32, i64) {
+    let spec: Vec<&str> = std::iter::once(program)
+        .chain(args.iter().copied())
+        .collect();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "common::measure_child",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(MEASURE_ENV, spec.join("\u{1f}"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find_map(|l| Some(&l[l.find("measured: ")? + "measured: ".len()..]))
+        .unwrap_or_else(|| {
+            panic!(
+                "no measurement: {stdout}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    let (code, kib) = line.split_once(' ').unwrap();
+    (code.parse().unwrap(), kib.parse().unwrap())
+}
+
+/// The small parent of [`peak_rss_kib`]: runs the command in
+/// `XPROF_SQL_TEST_MEASURE` and prints `measured: CODE PEAK_KIB`.
+#[test]
+#[ignore = "run by peak_rss_kib as a fresh process"]
+fn measure_child() {
+    let spec = std::env::var(MEASURE_ENV).expect("run by peak_rss_kib");
+    let mut parts = spec.split('\u{1f}');
+    let child = std::process::Command::new(parts.next().unwrap())
+        .args(parts)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: rusage is plain data, filled by wait4 for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    println!(
+        "measured: {} {}",
+        libc::WEXITSTATUS(status),
+        usage.ru_maxrss
+    );
+}
