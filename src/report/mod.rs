@@ -56,7 +56,9 @@ impl Answer {
             match arrow::compute::cast(&col, &DataType::Float64) {
                 Ok(c) => {
                     let c = c.as_primitive::<Float64Type>();
-                    out.extend((0..c.len()).map(|i| if c.is_valid(i) { c.value(i) } else { f64::NAN }));
+                    out.extend(
+                        (0..c.len()).map(|i| if c.is_valid(i) { c.value(i) } else { f64::NAN }),
+                    );
                 }
                 Err(_) => out.extend(std::iter::repeat_n(f64::NAN, b.num_rows())),
             }
@@ -106,6 +108,10 @@ struct Section {
     body: String,
 }
 
+/// The unit of a [`table`] column of whole counts (occurrences, ids):
+/// shown as the integer, not with three significant digits.
+const COUNT: &str = "#";
+
 /// A chart with its view name and SQL.
 fn figure(view: &str, chart_svg: &str, sql: &str, caption: &str) -> String {
     format!(
@@ -116,8 +122,9 @@ fn figure(view: &str, chart_svg: &str, sql: &str, caption: &str) -> String {
     )
 }
 
-/// A table of `answer`'s `columns` (header, column name, unit for
-/// numbers or "" for text), under `data-table="<view>"`.
+/// A table of `answer`'s `columns` (header, column name, and the unit
+/// of a number column, [`COUNT`] for whole counts, or `None` for text),
+/// under `data-table="<view>"`.
 fn table(view: &str, answer: &Answer, columns: &[(&str, &str, Option<&str>)], sql: &str) -> String {
     let mut html = format!("<div class=\"table\" data-table=\"{view}\"><table><thead><tr>");
     for (header, _, _) in columns {
@@ -133,11 +140,16 @@ fn table(view: &str, answer: &Answer, columns: &[(&str, &str, Option<&str>)], sq
         for ((_, name, unit), (text, num)) in columns.iter().zip(&cells) {
             match unit {
                 Some(unit) => {
+                    let shown = if *unit == COUNT && num[row].fract() == 0.0 {
+                        format!("{}", num[row])
+                    } else {
+                        svg::format_si(num[row], unit)
+                    };
                     let _ = write!(
                         html,
                         "<td class=\"num\" data-col=\"{name}\" data-value=\"{}\">{}</td>",
                         num[row],
-                        svg::escape(&svg::format_si(num[row], unit))
+                        svg::escape(&shown)
                     );
                 }
                 None => {
@@ -151,9 +163,9 @@ fn table(view: &str, answer: &Answer, columns: &[(&str, &str, Option<&str>)], sq
         }
         html.push_str("</tr>");
     }
-    let _ = write!(
+    let _ = writeln!(
         html,
-        "</tbody></table><details><summary>SQL</summary><pre>{}</pre></details></div>\n",
+        "</tbody></table><details><summary>SQL</summary><pre>{}</pre></details></div>",
         svg::escape(sql.trim())
     );
     html
@@ -176,7 +188,7 @@ async fn overview(session: &ProfileSession, several: bool) -> Result<Option<Sect
         "traces",
         &traces,
         &[
-            ("trace", "trace_id", Some("")),
+            ("trace", "trace_id", Some(COUNT)),
             ("host", "host", None),
             ("run", "run", None),
             ("format", "source_format", None),
@@ -215,13 +227,13 @@ async fn overview(session: &ProfileSession, several: bool) -> Result<Option<Sect
             "device_busy",
             &devices,
             &[
-                ("trace", "trace_id", Some("")),
+                ("trace", "trace_id", Some(COUNT)),
                 ("device", "device_name", None),
                 ("kind", "device_kind", None),
-                ("ops", "ops", Some("")),
+                ("ops", "ops", Some(COUNT)),
                 ("span", "span_ps", Some("ps")),
                 ("busy", "busy_ps", Some("ps")),
-                ("busy", "busy_pct", Some("%")),
+                ("busy %", "busy_pct", Some("%")),
             ],
             OVERVIEW_DEVICES_SQL,
         ));
@@ -298,10 +310,7 @@ async fn step_time(session: &ProfileSession) -> Result<Option<Section>> {
             "ps",
             &categories,
             &series,
-            &[
-                (format!("p50 {}", svg::format_si(p50, "ps")), p50),
-                (format!("p90 {}", svg::format_si(p90, "ps")), p90),
-            ],
+            &[("p50".to_string(), p50), ("p90".to_string(), p90)],
         );
         body.push_str(&figure(
             "step_stats",
@@ -385,7 +394,7 @@ async fn top_ops(session: &ProfileSession, several: bool) -> Result<Option<Secti
             &[
                 ("op", "hlo_op_name", None),
                 ("category", "category", None),
-                ("count", "occurrences", Some("")),
+                ("count", "occurrences", Some(COUNT)),
                 ("self time µs", "total_self_time_us", Some("")),
                 ("self %", "self_time_pct", Some("%")),
                 ("GFLOP/s", "measured_gflops_per_s", Some("")),
@@ -469,7 +478,7 @@ async fn top_ops(session: &ProfileSession, several: bool) -> Result<Option<Secti
             &[
                 ("kernel", "kernel_name", None),
                 ("op", "op_name", None),
-                ("count", "occurrences", Some("")),
+                ("count", "occurrences", Some(COUNT)),
                 ("total µs", "total_duration_us", Some("")),
                 ("avg µs", "avg_duration_us", Some("")),
                 ("occupancy", "occupancy_pct", Some("%")),
@@ -493,13 +502,13 @@ async fn top_ops(session: &ProfileSession, several: bool) -> Result<Option<Secti
 fn timeline_sql() -> String {
     format!(
         "WITH span AS (
-  SELECT trace_id, device_id, min(ts_ps) AS lo, max(end_ps) AS hi FROM device_ops
+  SELECT trace_id, device_id, min(ts_ps) AS lo, max(end_ps) AS hi, min(depth) AS top_depth FROM device_ops
   GROUP BY trace_id, device_id),
 cells AS (
   SELECT o.trace_id, o.device_id, s.lo, greatest((s.hi - s.lo + {TIMELINE_CELLS} - 1) / {TIMELINE_CELLS}, 1) AS width,
          o.ts_ps, o.end_ps
   FROM device_ops o JOIN span s ON o.trace_id = s.trace_id AND o.device_id = s.device_id
-  WHERE o.depth = 0),
+  WHERE o.depth = s.top_depth),
 split AS (
   SELECT trace_id, device_id, lo, width, ts_ps, end_ps,
          unnest(range((ts_ps - lo) / width, (greatest(end_ps - 1, ts_ps) - lo) / width + 1)) AS cell
@@ -526,7 +535,9 @@ async fn busy_timeline(session: &ProfileSession, several: bool) -> Result<Option
         let t = names.f64s("trace_id");
         let d = names.f64s("device_id");
         let n = names.strings("name");
-        (0..names.rows()).map(|i| ((t[i] as i64, d[i] as i64), n[i].clone())).collect()
+        (0..names.rows())
+            .map(|i| ((t[i] as i64, d[i] as i64), n[i].clone()))
+            .collect()
     };
     let trace = cells.f64s("trace_id");
     let device = cells.f64s("device_id");
@@ -570,7 +581,7 @@ async fn busy_timeline(session: &ProfileSession, several: bool) -> Result<Option
             &chart,
             &sql,
             &format!(
-                "Each device's span in {TIMELINE_CELLS} cells; a cell's shade is the share of it covered by top-level ops (summed, capped at 100%)."
+                "Each device's span in {TIMELINE_CELLS} cells; a cell's shade is the share of it covered by the device's outermost ops (its lowest nesting depth; summed, capped at 100%)."
             ),
         ),
     }))
@@ -605,7 +616,12 @@ async fn llo(session: &ProfileSession) -> Result<Option<Section>> {
         .map(|i| Bar {
             label: format!("{} {}", kernel[i], unit[i]),
             value: frac[i] * 100.0,
-            tooltip: format!("{} on {}: busy {:.1}% of the kernel", kernel[i], unit[i], frac[i] * 100.0),
+            tooltip: format!(
+                "{} on {}: busy {:.1}% of the kernel",
+                kernel[i],
+                unit[i],
+                frac[i] * 100.0
+            ),
         })
         .collect();
     body.push_str(&figure(

@@ -62,7 +62,7 @@ async fn chrome_json_reads_back_as_the_selection() {
     assert!(summary.events > 100 && summary.flows > 0, "{summary:?}");
 
     // This project's Chrome reader: the same slices, times exact to the ps.
-    let back = open(&[out.clone()]).await;
+    let back = open(std::slice::from_ref(&out)).await;
     let got = slices(
         &back,
         "SELECT e.name, e.ts_ps - (SELECT min(ts_ps) FROM events) AS ts, e.dur_ps AS dur FROM events e \

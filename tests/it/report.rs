@@ -183,6 +183,41 @@ async fn every_fixture_report_opens_and_shows_the_views_numbers() {
         )
         .await;
         assert_values(&dom, "kernel_stats", &f64s(&kernels, "ps"), &input);
+        // Busy timeline: a lane of cells per device of device_ops; on the
+        // XLA CPU captures (one thread of ops, outermost at depth 1) the
+        // cells' busy shares add up to device_busy's busy time.
+        let devices = query_rows(
+            std::slice::from_ref(&input),
+            "SELECT b.busy_ps FROM device_busy b \
+             JOIN (SELECT DISTINCT trace_id, device_id FROM device_ops) o USING (trace_id, device_id) \
+             ORDER BY b.trace_id, b.device_id",
+        )
+        .await;
+        let cells = values_in(&dom, "data-chart=\"device_ops\"");
+        assert_eq!(cells.len(), 120 * devices.len(), "{input:?} timeline cells");
+        if input.to_string_lossy().contains("jax_cpu_mlp") {
+            let widths: Vec<f64> = {
+                let start = dom.find("data-chart=\"device_ops\"").unwrap();
+                let rest = &dom[start..start + dom[start..].find("</figure>").unwrap()];
+                let attr = |name: &str| -> Vec<f64> {
+                    rest.split(name)
+                        .skip(1)
+                        .map(|v| v[..v.find('"').unwrap()].parse::<f64>().unwrap())
+                        .collect()
+                };
+                attr("data-end=\"")
+                    .iter()
+                    .zip(attr("data-start=\""))
+                    .map(|(e, s)| e - s)
+                    .collect()
+            };
+            let drawn: f64 = cells.iter().zip(&widths).map(|(v, w)| v * w).sum();
+            let busy = f64s(&devices, "busy_ps")[0];
+            assert!(
+                (drawn - busy).abs() <= 1e-6 * busy,
+                "{input:?}: timeline {drawn} vs busy {busy}"
+            );
+        }
         // Step time: busy and idle of each step, stacked.
         let steps = query_rows(
             std::slice::from_ref(&input),

@@ -337,6 +337,8 @@ pub fn peak_rss_kib(program: &str, args: &[&str]) -> (i32, i64) {
 fn measure_child() {
     let spec = std::env::var(MEASURE_ENV).expect("run by peak_rss_kib");
     let mut parts = spec.split('\u{1f}');
+    // Reaped by wait4 below, which also gives its rusage.
+    #[allow(clippy::zombie_processes)]
     let child = std::process::Command::new(parts.next().unwrap())
         .args(parts)
         .stdout(std::process::Stdio::null())

@@ -75,7 +75,11 @@ impl<W: Write> ChromeJsonWriter<W> {
     }
 
     fn place(&self, lane: &Lane) -> (u64, u64) {
-        let pid = self.pids.get(&(lane.trace_id, lane.device_id)).copied().unwrap_or(0);
+        let pid = self
+            .pids
+            .get(&(lane.trace_id, lane.device_id))
+            .copied()
+            .unwrap_or(0);
         let tid = self.tids.get(lane).copied().unwrap_or(0);
         (pid, tid)
     }

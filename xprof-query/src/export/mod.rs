@@ -220,7 +220,8 @@ pub async fn export(
     let writer = std::io::BufWriter::with_capacity(1 << 20, file);
     let written = match options.format {
         ExportFormat::ChromeJson => {
-            let mut sink = chrome::ChromeJsonWriter::new(writer).map_err(|e| output_error(&tmp, e))?;
+            let mut sink =
+                chrome::ChromeJsonWriter::new(writer).map_err(|e| output_error(&tmp, e))?;
             stream_into(session, selection, options, &mut sink, &tmp).await
         }
         ExportFormat::Perfetto => {
@@ -327,9 +328,9 @@ async fn stream_into(
         let kind = strings(b.column(2))?;
         let src = b.column(3).as_primitive::<Int64Type>();
         let dst = b.column(4).as_primitive::<Int64Type>();
-        for i in 0..b.num_rows() {
+        for (i, kind) in kind.into_iter().enumerate() {
             let t = trace.value(i);
-            flows.push((t, id.value(i), kind[i].clone(), src.value(i), dst.value(i)));
+            flows.push((t, id.value(i), kind, src.value(i), dst.value(i)));
             flow_ends.insert((t, src.value(i)), None);
             flow_ends.insert((t, dst.value(i)), None);
             let uid = flow_uid(t, id.value(i), dst.value(i));
@@ -418,11 +419,11 @@ async fn stream_into(
             let name = strings(b.column(2))?;
             let ts = b.column(3).as_primitive::<Int64Type>();
             let dur = b.column(4).as_primitive::<Int64Type>();
-            for i in 0..b.num_rows() {
+            for (i, name) in name.into_iter().enumerate() {
                 let slice = Slice {
                     trace_id,
                     event_id: event.value(i),
-                    name: name[i].clone(),
+                    name,
                     ts_ps: ts.value(i),
                     dur_ps: dur.value(i).max(0),
                     args: args.remove(&event.value(i)).unwrap_or_default(),
@@ -537,8 +538,11 @@ impl Placer {
         let overflow = self
             .stacks
             .place(slice.ts_ps, slice.ts_ps.saturating_add(slice.dur_ps));
-        let (device_id, track, device, host) =
-            self.track_names.get(&track_key).cloned().unwrap_or_default();
+        let (device_id, track, device, host) = self
+            .track_names
+            .get(&track_key)
+            .cloned()
+            .unwrap_or_default();
         let lane = Lane {
             trace_id: slice.trace_id,
             device_id,
@@ -681,4 +685,3 @@ fn hex(bytes: &[u8]) -> String {
     }
     s
 }
-

@@ -459,7 +459,11 @@ mod tests {
                 (TYPE_SLICE_END, 13, None),
             ]
         );
-        let descriptors = trace.packet.iter().filter(|p| p.track_descriptor.is_some()).count();
+        let descriptors = trace
+            .packet
+            .iter()
+            .filter(|p| p.track_descriptor.is_some())
+            .count();
         assert_eq!(descriptors, 2, "one process and one thread track");
     }
 
