@@ -239,9 +239,11 @@ impl Session {
     /// pulled one at a time (the result is never held whole).
     fn sql_batches(&self, py: Python<'_>, query: String) -> PyResult<Batches> {
         let session = Arc::clone(&self.session);
-        let started = run_cancellable(py, &self.runtime, async move {
-            session.execute(&query).await
-        })?;
+        let started = run_cancellable(
+            py,
+            &self.runtime,
+            async move { session.execute(&query).await },
+        )?;
         let stream = started.map_err(|e| query_error(py, e))?;
         Ok(Batches {
             schema: stream.schema(),
@@ -275,7 +277,11 @@ impl Session {
                 continue;
             };
             for i in 0..b.num_rows() {
-                let kind = if types.value(i) == "VIEW" { "view" } else { "table" };
+                let kind = if types.value(i) == "VIEW" {
+                    "view"
+                } else {
+                    "table"
+                };
                 out.push((names.value(i).to_string(), kind.to_string()));
             }
         }
@@ -394,9 +400,7 @@ impl Batches {
         let stream = Arc::clone(&self.stream);
         let next = run_cancellable(py, &self.runtime, async move {
             let mut guard = stream.lock().await;
-            let Some(s) = guard.as_mut() else {
-                return None;
-            };
+            let s = guard.as_mut()?;
             let next = s.next().await;
             if next.is_none() {
                 // Finished: free the plan's resources now.
@@ -441,7 +445,9 @@ struct ScannedView {
 
 impl std::fmt::Debug for ScannedView {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ScannedView").field("name", &self.name).finish()
+        f.debug_struct("ScannedView")
+            .field("name", &self.name)
+            .finish()
     }
 }
 
@@ -474,7 +480,12 @@ impl TableProvider for ScannedView {
         if let Some(n) = limit {
             df = df.limit(0, Some(n))?;
         }
-        df.create_physical_plan().await
+        let plan = df.create_physical_plan().await?;
+        Ok(Arc::new(SealedPlan {
+            properties: Arc::clone(plan.properties()),
+            plan,
+            task_ctx: self.ctx.task_ctx(),
+        }))
     }
     fn supports_filters_pushdown(
         &self,
@@ -485,6 +496,71 @@ impl TableProvider for ScannedView {
             datafusion::logical_expr::TableProviderFilterPushDown::Exact;
             filters.len()
         ])
+    }
+}
+
+/// A view's physical plan handed over as one leaf: `datafusion-ffi` wraps
+/// every node of a plan it is given and rebuilds each parent's properties
+/// for it, which on a view's deep plan (`hlo_stats`: joins over windows
+/// over aggregates) ran for minutes. The other side needs only the rows,
+/// so it sees a leaf with the plan's properties, run here with this
+/// session's task context (its memory pool and limits).
+#[derive(Debug)]
+struct SealedPlan {
+    plan: Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+    properties: Arc<datafusion::physical_plan::PlanProperties>,
+    task_ctx: Arc<datafusion::execution::TaskContext>,
+}
+
+impl datafusion::physical_plan::DisplayAs for SealedPlan {
+    fn fmt_as(
+        &self,
+        _t: datafusion::physical_plan::DisplayFormatType,
+        f: &mut std::fmt::Formatter,
+    ) -> std::fmt::Result {
+        write!(f, "SealedPlan: {}", self.plan.name())
+    }
+}
+
+impl datafusion::physical_plan::ExecutionPlan for SealedPlan {
+    fn name(&self) -> &str {
+        "SealedPlan"
+    }
+    fn properties(&self) -> &Arc<datafusion::physical_plan::PlanProperties> {
+        &self.properties
+    }
+    fn children(&self) -> Vec<&Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+        Vec::new()
+    }
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(
+            &Arc<dyn datafusion::physical_plan::PhysicalExpr>,
+        ) -> datafusion::error::Result<
+            datafusion::common::tree_node::TreeNodeRecursion,
+        >,
+    ) -> datafusion::error::Result<datafusion::common::tree_node::TreeNodeRecursion> {
+        // The sealed plan's expressions are its own business.
+        Ok(datafusion::common::tree_node::TreeNodeRecursion::Continue)
+    }
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn datafusion::physical_plan::ExecutionPlan>>,
+    ) -> datafusion::error::Result<Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+        if children.is_empty() {
+            Ok(self)
+        } else {
+            Err(datafusion::error::DataFusionError::Internal(
+                "SealedPlan is a leaf".into(),
+            ))
+        }
+    }
+    fn execute(
+        &self,
+        partition: usize,
+        _context: Arc<datafusion::execution::TaskContext>,
+    ) -> datafusion::error::Result<datafusion::execution::SendableRecordBatchStream> {
+        self.plan.execute(partition, Arc::clone(&self.task_ctx))
     }
 }
 
@@ -623,10 +699,7 @@ struct ConvertedTrace {
 /// Calls the Python `callback(file_index, files, bytes_done, bytes_total)`
 /// from the converting threads, at most every 50 ms per file and always
 /// when a file finishes.
-fn progress_callback(
-    callback: Py<PyAny>,
-    files: usize,
-) -> Arc<dyn Fn(Progress) + Send + Sync> {
+fn progress_callback(callback: Py<PyAny>, files: usize) -> Arc<dyn Fn(Progress) + Send + Sync> {
     let last = std::sync::Mutex::new(std::collections::HashMap::<usize, std::time::Instant>::new());
     Arc::new(move |p: Progress| {
         let now = std::time::Instant::now();

@@ -92,9 +92,11 @@ def test_sql_batches_stream_the_whole_result():
     assert rows == total > 0
     with pytest.raises(StopIteration):
         next(batches)
-    reader = pa.RecordBatchReader.from_batches(
-        pa.schema([("n", pa.int64())]), s.sql_batches("SELECT count(*) AS n FROM events")
-    )
+    # The iterator composes with pyarrow's own reader, under its schema
+    # (count(*) is declared NOT NULL).
+    counted = s.sql_batches("SELECT count(*) AS n FROM events")
+    assert counted.schema.field("n").nullable is False
+    reader = pa.RecordBatchReader.from_batches(counted.schema, counted)
     assert reader.read_all().column("n")[0].as_py() == total
 
 
