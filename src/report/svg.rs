@@ -582,8 +582,8 @@ pub struct Lane {
 ///
 /// Values outside `[0, 1]` are clamped for the colour (the tooltip shows the
 /// real value); NaN cells are white and say "no data". Each cell's tooltip
-/// reads "lane · start–end: value%"; cells also carry `data-value`,
-/// `data-start` and `data-end`. `x_label` titles the x axis. Returns an empty string when no
+/// reads "lane · start–end: value%"; cells also carry `data-start` and
+/// `data-end`. `x_label` titles the x axis. Returns an empty string when no
 /// lane has any cell.
 pub fn heatmap(
     title: &str,
@@ -637,7 +637,7 @@ pub fn heatmap(
                 busy_text(value)
             );
             svg.push_str(&format!(
-                "<rect class=\"cell\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{} data-value=\"{value}\" data-start=\"{cell_start}\" data-end=\"{cell_end}\"><title>{}</title></rect>\n",
+                "<rect class=\"cell\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{} data-start=\"{cell_start}\" data-end=\"{cell_end}\"><title>{}</title></rect>\n",
                 px(left),
                 px(cell_top),
                 px(right - left),
