@@ -1371,19 +1371,9 @@ fn inspect(input: &Path, json: bool) -> AnyResult<()> {
     Ok(())
 }
 
+/// A JSON string literal (the exporter's escaping).
 fn json_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    xprof_sql::query::export::chrome::json_string(s)
 }
 
 #[cfg(test)]

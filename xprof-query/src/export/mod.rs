@@ -538,18 +538,16 @@ impl Placer {
         let overflow = self
             .stacks
             .place(slice.ts_ps, slice.ts_ps.saturating_add(slice.dur_ps));
-        let (device_id, track, device, host) = self
-            .track_names
-            .get(&track_key)
-            .cloned()
-            .unwrap_or_default();
+        let names = self.track_names.get(&track_key);
         let lane = Lane {
             trace_id: slice.trace_id,
-            device_id,
+            device_id: names.map_or(0, |n| n.0),
             track_id,
             overflow,
         };
         if !self.seen.contains(&lane) {
+            // Names are copied once per lane, not per event.
+            let (_, track, device, host) = names.cloned().unwrap_or_default();
             let process = if self.several_traces {
                 format!("{host}: {device}")
             } else {
