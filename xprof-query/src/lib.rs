@@ -33,6 +33,6 @@ pub use session::{
     DEFAULT_IN_MEMORY_LIMIT, EVENTS_DB_SCHEMA, OpenOptions, Opened, ProfileSession, SessionOptions,
     default_config,
 };
-pub use tables::{DEFAULT_SCHEMA, ProfileTables};
+pub use tables::{DEFAULT_SCHEMA, ProfileTables, StringColumns};
 pub use xprof_convert;
 pub use xprof_format;

@@ -18,7 +18,7 @@ use xprof_format::dataset::{self, WriteOptions};
 use crate::dictionary_aggregate::DictionaryGroupBy;
 use crate::error::{QueryError, Result};
 use crate::factory::register_table_factories;
-use crate::tables::{DEFAULT_SCHEMA, ProfileTables, TableParts};
+use crate::tables::{DEFAULT_SCHEMA, ProfileTables, StringColumns, TableParts};
 
 /// Raw inputs up to this inflated size are converted into memory: about
 /// 11× this in Arrow arrays (176 MiB), within the conversion budget of
@@ -202,7 +202,12 @@ impl Inputs {
     }
 
     pub fn tables(&self) -> Result<ProfileTables> {
-        ProfileTables::build(&self.parts)
+        self.tables_with(StringColumns::default())
+    }
+
+    /// The tables, their dictionary string columns as `strings` says.
+    pub fn tables_with(&self, strings: StringColumns) -> Result<ProfileTables> {
+        ProfileTables::build(&self.parts, strings)
     }
 
     pub fn opened(&self) -> &[Opened] {
@@ -232,6 +237,7 @@ pub struct ProfileSession {
     schema: String,
     inputs: Inputs,
     limits: SessionOptions,
+    strings: StringColumns,
 }
 
 impl std::fmt::Debug for ProfileSession {
@@ -367,6 +373,7 @@ impl ProfileSession {
             schema: schema.to_string(),
             inputs: Inputs::default(),
             limits: SessionOptions::default(),
+            strings: StringColumns::default(),
         }
     }
 
@@ -377,6 +384,15 @@ impl ProfileSession {
     /// inputs convert into memory.
     pub fn with_options(mut self, options: SessionOptions) -> Self {
         self.limits = options;
+        self
+    }
+
+    /// This session with its dictionary string columns as `strings` says
+    /// (set it before opening inputs): [`StringColumns::Plain`] for
+    /// engines that lose dictionaries between processes (a Ballista
+    /// cluster, `xprof-cluster`).
+    pub fn with_string_columns(mut self, strings: StringColumns) -> Self {
+        self.strings = strings;
         self
     }
 
@@ -459,7 +475,7 @@ impl ProfileSession {
     /// XProf's `Events` as the default schema's `events`.
     pub async fn register(&self) -> Result<()> {
         self.inputs
-            .tables()?
+            .tables_with(self.strings)?
             .register(&self.ctx, &self.schema)
             .await?;
         if self.limits.events_db_schema {

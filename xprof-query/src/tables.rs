@@ -158,7 +158,11 @@ fn listing_options(table: Table) -> ListingOptions {
 /// A Parquet listing table over exactly `files`, with the table's schema
 /// and declared sort order (true inside each file: the converter checks
 /// every batch it writes against it).
-pub(crate) fn listing_table(table: Table, files: &[PathBuf]) -> Result<Arc<ListingTable>> {
+pub(crate) fn listing_table(
+    table: Table,
+    files: &[PathBuf],
+    strings: StringColumns,
+) -> Result<Arc<ListingTable>> {
     let urls = files
         .iter()
         .map(|f| {
@@ -169,7 +173,7 @@ pub(crate) fn listing_table(table: Table, files: &[PathBuf]) -> Result<Arc<Listi
     let options = listing_options(table);
     let config = ListingTableConfig::new_with_multi_paths(urls)
         .with_listing_options(options)
-        .with_schema(sql_schema(table));
+        .with_schema(strings.schema(table));
     Ok(Arc::new(ListingTable::try_new(config)?))
 }
 
@@ -201,6 +205,7 @@ pub(crate) fn warehouse_table(
     table: Table,
     dir: &std::path::Path,
     keys: &[dataset::PartitionKey],
+    strings: StringColumns,
 ) -> Result<Arc<ListingTable>> {
     let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
     // A trailing separator: the URL is a folder to list, not a file.
@@ -208,7 +213,7 @@ pub(crate) fn warehouse_table(
     let options = listing_options(table).with_table_partition_cols(partition_columns(table, keys));
     let config = ListingTableConfig::new(url)
         .with_listing_options(options)
-        .with_schema(sql_schema(table));
+        .with_schema(strings.schema(table));
     Ok(Arc::new(ListingTable::try_new(config)?))
 }
 
@@ -222,6 +227,42 @@ pub(crate) fn sql_schema(table: Table) -> SchemaRef {
     Arc::new(arrow::datatypes::Schema::new(
         table.schema().fields().clone(),
     ))
+}
+
+/// How string columns stored as dictionaries reach SQL.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum StringColumns {
+    /// As stored: `Dictionary(Int32, Utf8)` (`name`, `kind`, `key`, …),
+    /// which groups and joins without hashing every string.
+    #[default]
+    Dictionary,
+    /// As plain `Utf8`, decoded when read: for engines that lose
+    /// dictionaries between processes (Apache Ballista's Arrow Flight
+    /// shuffle sends their values, and a stage expecting a dictionary then
+    /// fails). The values, their order and every answer are the same.
+    Plain,
+}
+
+impl StringColumns {
+    /// The schema DataFusion sees for `table` ([`sql_schema`]), its
+    /// dictionary string columns plain under [`StringColumns::Plain`].
+    pub fn schema(self, table: Table) -> SchemaRef {
+        let schema = sql_schema(table);
+        if self == StringColumns::Dictionary {
+            return schema;
+        }
+        let fields: Vec<arrow::datatypes::FieldRef> = schema
+            .fields()
+            .iter()
+            .map(|f| match f.data_type() {
+                arrow::datatypes::DataType::Dictionary(_, value) => {
+                    Arc::new(f.as_ref().clone().with_data_type(value.as_ref().clone()))
+                }
+                _ => f.clone(),
+            })
+            .collect();
+        Arc::new(arrow::datatypes::Schema::new(fields))
+    }
 }
 
 /// Where a table's rows are.
@@ -284,7 +325,10 @@ pub struct ProfileTables {
 }
 
 impl ProfileTables {
-    pub(crate) fn build(parts: &BTreeMap<Table, TableParts>) -> Result<Self> {
+    pub(crate) fn build(
+        parts: &BTreeMap<Table, TableParts>,
+        strings: StringColumns,
+    ) -> Result<Self> {
         let mut providers = BTreeMap::new();
         let empty = TableParts::default();
         for t in Table::ALL {
@@ -293,18 +337,26 @@ impl ProfileTables {
             if let Some((_, keys)) = p.warehouses.first() {
                 check_warehouses(p)?;
                 for (dir, _) in &p.warehouses {
-                    sources.push(warehouse_table(t, dir, keys)?);
+                    sources.push(warehouse_table(t, dir, keys, strings)?);
                 }
                 let schema = sources[0].schema();
                 providers.insert(t, one_or_union(schema, sources));
                 continue;
             }
-            let schema = sql_schema(t);
+            let schema = strings.schema(t);
             if !p.memory.is_empty() || p.files.is_empty() {
                 let batches = p
                     .memory
                     .iter()
-                    .map(|b| RecordBatch::try_new(schema.clone(), b.columns().to_vec()))
+                    .map(|b| {
+                        let columns = b
+                            .columns()
+                            .iter()
+                            .zip(schema.fields())
+                            .map(|(c, f)| arrow::compute::cast(c, f.data_type()))
+                            .collect::<std::result::Result<Vec<_>, _>>()?;
+                        RecordBatch::try_new(schema.clone(), columns)
+                    })
                     .collect::<std::result::Result<Vec<_>, _>>()
                     .map_err(DataFusionError::from)?;
                 let batches = coalesce(&schema, batches).map_err(DataFusionError::from)?;
@@ -312,7 +364,7 @@ impl ProfileTables {
             }
             if !p.files.is_empty() {
                 let paths: Vec<PathBuf> = p.files.iter().map(|(f, _)| f.clone()).collect();
-                let mut listing: Arc<dyn TableProvider> = listing_table(t, &paths)?;
+                let mut listing: Arc<dyn TableProvider> = listing_table(t, &paths, strings)?;
                 let guards: Vec<Arc<tempfile::TempDir>> = {
                     let mut g: Vec<Arc<tempfile::TempDir>> = Vec::new();
                     for d in p.files.iter().filter_map(|(_, d)| d.clone()) {
