@@ -6,7 +6,9 @@
 //! - [`format`] (`xprof-format`): the tables, their Arrow schemas and the
 //!   Parquet dataset layout;
 //! - [`convert`] (`xprof-convert`): profile formats to Arrow batches;
-//! - [`query`] (`xprof-query`): the DataFusion session, tables and views.
+//! - [`query`] (`xprof-query`): the DataFusion session, tables and views;
+//! - [`cluster`] (`xprof-cluster`): the same SQL on an Apache Ballista
+//!   cluster.
 //!
 //! [`output`] writes query results as a table, CSV, JSON or Parquet;
 //! [`report`] draws a profile's views as one HTML page.
@@ -16,6 +18,7 @@
 pub mod output;
 pub mod report;
 
+pub use xprof_cluster as cluster;
 pub use xprof_convert as convert;
 pub use xprof_format as format;
 pub use xprof_query as query;

@@ -60,6 +60,12 @@ struct Limits {
     /// unchanged; the project's tables stay under `xprof.` there.
     #[arg(long, value_enum, default_value = "xprof")]
     schema: SchemaLayout,
+    /// Run the queries on an Apache Ballista cluster (`df://HOST:PORT`,
+    /// started with `xprof-sql cluster`): SQL is planned here and run
+    /// there. Inputs must then be Parquet datasets or warehouses at a path
+    /// every executor reads (docs/cluster.md).
+    #[arg(long, value_name = "URL")]
+    cluster: Option<String>,
 }
 
 /// The `--schema` choices.
@@ -247,6 +253,12 @@ enum Command {
         #[command(flatten)]
         limits: Limits,
     },
+    /// Run an Apache Ballista scheduler or executor that runs this
+    /// project's SQL (`query --cluster`; docs/cluster.md).
+    Cluster {
+        #[command(subcommand)]
+        role: ClusterRole,
+    },
     /// Planes, lines, event counts and stat names of an XSpace file.
     Inspect {
         /// An `.xplane.pb` file (optionally `.gz`).
@@ -262,6 +274,48 @@ enum Command {
         /// Markdown (as docs/schema.md).
         #[arg(long)]
         markdown: bool,
+    },
+}
+
+/// `xprof-sql cluster` roles.
+#[derive(Subcommand)]
+enum ClusterRole {
+    /// The scheduler: plans the stages of each query and hands tasks to
+    /// executors. Prints the address it listens on, then serves until
+    /// Ctrl-C.
+    Scheduler {
+        /// Address to listen on (port 0: any free port).
+        #[arg(long, default_value = "0.0.0.0:50050")]
+        bind: std::net::SocketAddr,
+        /// Seconds after which a silent executor counts as dead and its
+        /// tasks run again on the others.
+        #[arg(long, default_value_t = 30)]
+        executor_timeout: u64,
+    },
+    /// An executor: runs the tasks the scheduler hands out, reading the
+    /// warehouse from its own path to it, until Ctrl-C.
+    Executor {
+        /// The scheduler (`HOST:PORT`, `df://HOST:PORT`).
+        #[arg(long, default_value = "127.0.0.1:50050")]
+        scheduler: String,
+        /// Address its Arrow Flight service (shuffle data, results)
+        /// listens on; the port must be free and not 0.
+        #[arg(long, default_value = "0.0.0.0:50051")]
+        bind: std::net::SocketAddr,
+        /// Host name or address the others reach it at (default: the
+        /// address the scheduler sees).
+        #[arg(long)]
+        external_host: Option<String>,
+        /// Folder for shuffle files and spills (default: a temporary one).
+        #[arg(long)]
+        work_dir: Option<PathBuf>,
+        /// Tasks run at once (default: the cores).
+        #[arg(long, default_value_t = 0)]
+        vcores: usize,
+        /// Memory of all its tasks together (e.g. `4G`; default: 70% of
+        /// the machine's).
+        #[arg(long, value_parser = parse_size)]
+        memory_limit: Option<u64>,
     },
 }
 
@@ -407,6 +461,7 @@ async fn run(cli: Cli) -> AnyResult<()> {
             let session = open(&inputs, run, &limits).await?;
             export(&session, &sql, &output, format, counters).await
         }
+        Command::Cluster { role } => cluster(role).await,
         Command::Inspect { input, json } => inspect(&input, json),
         Command::Schema { table, markdown } => print_schema(table.as_deref(), markdown),
     }
@@ -460,19 +515,89 @@ async fn open(
     run: Option<String>,
     limits: &Limits,
 ) -> AnyResult<ProfileSession> {
-    let mut session = new_session(limits)?;
+    let mut session = new_session(limits).await?;
+    if limits.cluster.is_some() {
+        xprof_sql::cluster::check_inputs(inputs)?;
+    }
     open_into(&mut session, inputs, run).await?;
     Ok(session)
 }
 
-fn new_session(limits: &Limits) -> AnyResult<ProfileSession> {
-    Ok(ProfileSession::with_limits(SessionOptions {
+fn session_options(limits: &Limits) -> SessionOptions {
+    SessionOptions {
         memory_limit_bytes: limits.memory_limit,
         threads: limits.threads,
         read_only: limits.read_only,
         query_timeout: limits.timeout,
         events_db_schema: limits.schema == SchemaLayout::EventsDb,
-    })?)
+    }
+}
+
+/// A session under `limits`: local, or planning here and running on
+/// the cluster of `--cluster`.
+async fn new_session(limits: &Limits) -> AnyResult<ProfileSession> {
+    if let Some(url) = &limits.cluster {
+        return Ok(xprof_sql::cluster::connect(url, session_options(limits)).await?);
+    }
+    Ok(ProfileSession::with_limits(session_options(limits))?)
+}
+
+/// `cluster scheduler` / `cluster executor`: serve until Ctrl-C.
+async fn cluster(role: ClusterRole) -> AnyResult<()> {
+    use xprof_sql::cluster;
+    match role {
+        ClusterRole::Scheduler {
+            bind,
+            executor_timeout,
+        } => {
+            let scheduler = cluster::start_scheduler(&cluster::SchedulerOptions {
+                bind,
+                executor_timeout: std::time::Duration::from_secs(executor_timeout),
+            })
+            .await?;
+            // The first line is the address, for scripts and tests that
+            // bind port 0.
+            outln!(
+                "xprof-sql cluster scheduler listening on {}",
+                scheduler.addr()
+            );
+            std::io::stdout().flush()?;
+            tokio::select! {
+                served = scheduler.serve() => served?,
+                _ = tokio::signal::ctrl_c() => eprintln!("xprof-sql: scheduler stopped"),
+            }
+            Ok(())
+        }
+        ClusterRole::Executor {
+            scheduler,
+            bind,
+            external_host,
+            work_dir,
+            vcores,
+            memory_limit,
+        } => {
+            let url = cluster::scheduler_url(&scheduler)?;
+            let (host, port) = url
+                .trim_start_matches("df://")
+                .rsplit_once(':')
+                .and_then(|(h, p)| Some((h.to_string(), p.parse().ok()?)))
+                .ok_or("scheduler address")?;
+            outln!("xprof-sql cluster executor on {bind}, scheduler {url}");
+            std::io::stdout().flush()?;
+            // Ballista's executor stops by itself on Ctrl-C and SIGTERM.
+            cluster::run_executor(&cluster::ExecutorOptions {
+                scheduler_host: host,
+                scheduler_port: port,
+                bind,
+                external_host,
+                work_dir,
+                vcores,
+                memory_pool_bytes: memory_limit,
+            })
+            .await?;
+            Ok(())
+        }
+    }
 }
 
 /// Opens `inputs` into `session`, with progress bars at a terminal and a
@@ -594,7 +719,10 @@ async fn diff(
     run: Option<String>,
     limits: &Limits,
 ) -> AnyResult<()> {
-    let mut session = new_session(limits)?;
+    let mut session = new_session(limits).await?;
+    if limits.cluster.is_some() {
+        xprof_sql::cluster::check_inputs(inputs)?;
+    }
     let (a, b) = match sides {
         Some(sides) => {
             open_into(&mut session, inputs, run).await?;

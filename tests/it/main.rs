@@ -12,6 +12,7 @@ mod analyses;
 mod async_overlap;
 mod bad_input;
 mod cli;
+mod cluster;
 mod dictionary_aggregate;
 mod diff;
 mod embed;

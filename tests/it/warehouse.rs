@@ -380,7 +380,7 @@ async fn a_filter_on_a_partition_column_reads_only_its_folders() {
 /// Rows as text, sorted: floats to 12 significant digits (files may be
 /// read in another order, and sums of floats with them), the rest as
 /// Arrow displays them.
-fn rows(batches: &[RecordBatch]) -> Vec<String> {
+pub(crate) fn rows(batches: &[RecordBatch]) -> Vec<String> {
     let options = FormatOptions::default().with_null("NULL");
     let mut out = Vec::new();
     for b in batches {
