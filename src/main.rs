@@ -576,13 +576,8 @@ async fn cluster(role: ClusterRole) -> AnyResult<()> {
             vcores,
             memory_limit,
         } => {
-            let url = cluster::scheduler_url(&scheduler)?;
-            let (host, port) = url
-                .trim_start_matches("df://")
-                .rsplit_once(':')
-                .and_then(|(h, p)| Some((h.to_string(), p.parse().ok()?)))
-                .ok_or("scheduler address")?;
-            outln!("xprof-sql cluster executor on {bind}, scheduler {url}");
+            let (host, port) = cluster::scheduler_host_port(&scheduler)?;
+            outln!("xprof-sql cluster executor on {bind}, scheduler {host}:{port}");
             std::io::stdout().flush()?;
             // Ballista's executor stops by itself on Ctrl-C and SIGTERM.
             cluster::run_executor(&cluster::ExecutorOptions {

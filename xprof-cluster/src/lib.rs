@@ -26,6 +26,9 @@
 
 #![warn(missing_docs)]
 
+mod planner;
+pub use planner::ClusterExec;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -373,6 +376,18 @@ pub fn scheduler_url(address: &str) -> Result<String> {
     Ok(format!("df://{host}:{port}"))
 }
 
+/// The host and port of a scheduler address in any form
+/// [`scheduler_url`] takes.
+pub fn scheduler_host_port(address: &str) -> Result<(String, u16)> {
+    let url = scheduler_url(address)?;
+    let (host, port) = url
+        .trim_start_matches("df://")
+        .rsplit_once(':')
+        .expect("scheduler_url writes df://HOST:PORT");
+    let port = port.parse().expect("scheduler_url checked the port");
+    Ok((host.to_string(), port))
+}
+
 /// Checks that a scheduler answers at `url` (`df://HOST:PORT`).
 async fn check_reachable(url: &str) -> Result<()> {
     let http = url.replacen("df://", "http://", 1);
@@ -383,10 +398,9 @@ async fn check_reachable(url: &str) -> Result<()> {
     let endpoint = tonic::transport::Endpoint::new(http)
         .map_err(|e| unreachable(e.to_string()))?
         .connect_timeout(Duration::from_secs(10));
-    let channel = endpoint.connect().await.map_err(|e| {
+    endpoint.connect().await.map_err(|e| {
         unreachable(std::error::Error::source(&e).map_or(e.to_string(), |s| s.to_string()))
     })?;
-    drop(SchedulerGrpcClient::new(channel));
     Ok(())
 }
 
@@ -399,12 +413,47 @@ pub async fn connect(address: &str, options: SessionOptions) -> Result<ProfileSe
     check_reachable(&url).await?;
     let local = options.context()?;
     let state = local.state();
+    // Ballista's restrictions first (they apply only to a config without
+    // Ballista's extension): no dynamic filters, whose producer and scan
+    // may land in different stages and leave the scan waiting forever
+    // (apache/datafusion-ballista#1375), no physical scalar subqueries
+    // (#1909), no view types over Flight, sort-merge joins that spill. The
+    // client sends its settings with every query, and the scheduler and
+    // executors plan and run under them.
     let config = state
         .config()
         .clone()
-        .with_ballista_grpc_client_max_message_size(GRPC_MESSAGE_BYTES);
+        .upgrade_for_ballista()
+        .with_ballista_grpc_client_max_message_size(GRPC_MESSAGE_BYTES)
+        // No order-preserving repartitions: a Ballista shuffle reads each
+        // partition from every task that wrote it, one after the other,
+        // so an order kept by the local plan's repartition is gone after
+        // the exchange. With them, a window over such an exchange failed
+        // (`framework_op_stats`: "Expects PARTITION BY expression to be
+        // ordered") and a sort-merge join lost rows (`op_profile`: 27 of
+        // 72); without them, sorts run after the exchange.
+        .set_bool("datafusion.optimizer.prefer_existing_sort", false)
+        // Hash joins, not Ballista's sort-merge joins: a left sort-merge
+        // join across stages failed `proton_kernels` on Ballista 55
+        // ("column declared non-nullable but contains null values"), where
+        // the hash join answers as locally (`tests/it/cluster.rs`). A hash
+        // join holds its build side (the smaller input) in memory; `SET
+        // datafusion.optimizer.prefer_hash_join = false` goes back.
+        .set_bool("datafusion.optimizer.prefer_hash_join", true)
+        // The client asks for the job's status (every 50 ms) instead of
+        // waiting on the scheduler's push, which drops a status when its
+        // channel is full and leaves the client waiting.
+        .set_bool(ballista_core::config::BALLISTA_CLIENT_PULL, true);
+    // Planned here (`planner`): DataFusion's physical rules, not the
+    // local session's dictionary aggregate, whose plan node has no
+    // encoding for executors (and finds no dictionaries on a cluster).
+    let http = url.replacen("df://", "http://", 1);
+    let config = config.with_ballista_query_planner(Arc::new(planner::ClientPlanner::new(http)));
     let state = SessionStateBuilder::new_from_existing(state)
         .with_config(config)
+        .with_physical_optimizer_rules(
+            datafusion::physical_optimizer::optimizer::PhysicalOptimizer::new().rules,
+        )
         .build();
     let ctx = SessionContext::remote_with_state(&url, state).await?;
     // The upgrade to Ballista's planner keeps Ballista's functions only;
@@ -470,6 +519,11 @@ impl LocalCluster {
         Ok(Self { scheduler })
     }
 
+    /// The scheduler's port on 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.scheduler.addr().port()
+    }
+
     /// The scheduler's URL, `df://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
         format!("df://127.0.0.1:{}", self.scheduler.addr().port())
@@ -492,6 +546,14 @@ mod tests {
         assert!(scheduler_url("h:x").is_err());
         assert!(scheduler_url("df://").is_err());
         assert!(scheduler_url("df://h/p").is_err());
+        assert_eq!(
+            scheduler_host_port("df://10.0.0.1:7").unwrap(),
+            ("10.0.0.1".to_string(), 7)
+        );
+        assert_eq!(
+            scheduler_host_port("h").unwrap(),
+            ("h".to_string(), DEFAULT_SCHEDULER_PORT)
+        );
     }
 
     #[test]

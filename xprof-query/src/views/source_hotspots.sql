@@ -13,7 +13,7 @@ WITH per_execution AS (
 ),
 units AS (
   SELECT trace_id, kernel, source_file, source_line,
-         count(DISTINCT unit) AS units, array_agg(DISTINCT unit) AS unit_names
+         count(DISTINCT unit) AS units, array_agg(DISTINCT unit ORDER BY unit) AS unit_names
   FROM llo_instructions
   WHERE source_file IS NOT NULL
   GROUP BY trace_id, kernel, source_file, source_line

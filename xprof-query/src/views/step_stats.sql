@@ -51,12 +51,21 @@ timed_points AS (
   JOIN events h ON h.trace_id = f.trace_id AND h.event_id = f.src_event_id
   WHERE o.step_event_id IS NULL AND o.device_kind <> 'host'
 ),
+-- `step_seq` counts the steps started so far: an op's is that of the
+-- last step at or before it. (Not `last_value(…) IGNORE NULLS`: Apache
+-- Ballista's plans lose IGNORE NULLS of window functions in
+-- datafusion-proto 55, and the view then placed no op.)
 placed AS (
   SELECT trace_id, ts_ps, event_id,
-         last_value(step_event_id) IGNORE NULLS OVER (
+         sum(1 - ord) OVER (
            PARTITION BY trace_id ORDER BY ts_ps, ord
-           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS step_event_id
+           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS step_seq
   FROM timed_points
+),
+host_step_seq AS (
+  SELECT trace_id, step_event_id, start_ps, dur_ps,
+         CAST(row_number() OVER (PARTITION BY trace_id ORDER BY start_ps) AS BIGINT) AS step_seq
+  FROM host_steps
 ),
 op_steps AS (
   SELECT o.trace_id, o.device_id, o.device_name, o.event_id, o.ts_ps, o.end_ps,
@@ -65,9 +74,9 @@ op_steps AS (
   WHERE o.step_event_id IS NOT NULL
   UNION ALL
   SELECT o.trace_id, o.device_id, o.device_name, o.event_id, o.ts_ps, o.end_ps,
-         p.step_event_id
+         s.step_event_id
   FROM placed p
-  JOIN host_steps s ON s.trace_id = p.trace_id AND s.step_event_id = p.step_event_id
+  JOIN host_step_seq s ON s.trace_id = p.trace_id AND s.step_seq = p.step_seq
   JOIN device_ops o ON o.trace_id = p.trace_id AND o.event_id = p.event_id
   WHERE p.event_id IS NOT NULL AND p.ts_ps < s.start_ps + s.dur_ps
 )

@@ -1,0 +1,248 @@
+//! Planning on the client: the query planner of a cluster session.
+//!
+//! Ballista's own client sends a logical plan, and its scheduler optimizes
+//! and plans it again. For this project's deeper views (joins of CTEs,
+//! windows, unions over tables with declared sort orders) the scheduler's
+//! physical planning under Ballista's settings took minutes where this
+//! process plans the same query in milliseconds. So a cluster session
+//! plans here, with DataFusion's planner and physical rules, and sends the
+//! physical plan ([`ballista_core::execution_plans::execute_physical_plan`]):
+//! the scheduler only cuts it into stages at its exchanges and hands the
+//! tasks to executors.
+//!
+//! What stays here: `EXPLAIN` (the plan that would be sent, under a
+//! [`ClusterExec`] node), plans that read no table of the warehouse
+//! (`information_schema`, `VALUES`, in-memory tables: nothing for an
+//! executor to read), and recursive queries (`WITH RECURSIVE`, which the
+//! `event_steps` and `events_db` views use): Ballista has no way to run
+//! their loop, so this process runs them, reading the warehouse at the
+//! same path.
+
+use std::fmt;
+use std::sync::Arc;
+
+use ballista_core::execution_plans::execute_physical_plan;
+use ballista_core::extension::SessionConfigExt as _;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::Session;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::TaskContext;
+use datafusion::execution::context::QueryPlanner;
+use datafusion::logical_expr::{LogicalPlan, PlanType, StringifiedPlan};
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::explain::ExplainExec;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
+    SendableRecordBatchStream, displayable,
+};
+use datafusion::physical_planner::{DefaultPhysicalPlanner, PhysicalPlanner as _};
+use datafusion::prelude::SessionConfig;
+use datafusion_proto::protobuf::PhysicalPlanNode;
+use futures_util::{StreamExt as _, TryStreamExt as _};
+
+/// Plans every query in this process and runs those that read files on
+/// the scheduler at `scheduler_url` (`http://HOST:PORT`).
+#[derive(Debug)]
+pub(crate) struct ClientPlanner {
+    scheduler_url: String,
+}
+
+impl ClientPlanner {
+    pub(crate) fn new(scheduler_url: String) -> Self {
+        Self { scheduler_url }
+    }
+
+    /// The physical plan of `plan`, planned here, and run on the cluster
+    /// when it reads any file.
+    async fn plan(
+        &self,
+        plan: &LogicalPlan,
+        session: &dyn Session,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let local = DefaultPhysicalPlanner::default()
+            .create_physical_plan(plan, session)
+            .await?;
+        // Nothing for executors to read, or a recursive query (`WITH
+        // RECURSIVE`: `event_steps`, `events_db`), which Ballista cannot
+        // run (its loop over a work table lives in one process, and
+        // datafusion-proto 55 has no encoding for it): here.
+        if !any_node(local.as_ref(), &reads_files) || any_node(local.as_ref(), &is_recursive) {
+            return Ok(local);
+        }
+        Ok(Arc::new(ClusterExec::new(
+            self.scheduler_url.clone(),
+            local,
+            session.session_id().to_string(),
+            session.config().clone(),
+        )))
+    }
+}
+
+#[async_trait::async_trait]
+impl QueryPlanner for ClientPlanner {
+    async fn create_physical_plan(
+        &self,
+        logical_plan: &LogicalPlan,
+        session: &dyn Session,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        match logical_plan {
+            LogicalPlan::Explain(explain) => {
+                // What `EXPLAIN` shows is the plan that would be sent.
+                let plan = self.plan(&explain.plan, session).await?;
+                let mut plans = explain.stringified_plans.clone();
+                plans.push(StringifiedPlan::new(
+                    PlanType::FinalPhysicalPlan,
+                    displayable(plan.as_ref())
+                        .set_show_schema(explain.verbose)
+                        .indent(explain.verbose)
+                        .to_string(),
+                ));
+                Ok(Arc::new(ExplainExec::new(
+                    Arc::clone(explain.schema.inner()),
+                    plans,
+                    explain.verbose,
+                )))
+            }
+            LogicalPlan::Analyze(_) => Err(DataFusionError::NotImplemented(
+                "EXPLAIN ANALYZE on a cluster: the metrics stay on the executors; use EXPLAIN, or run it without --cluster".into(),
+            )),
+            _ => self.plan(logical_plan, session).await,
+        }
+    }
+}
+
+/// Whether `node` reads files (a Parquet scan).
+fn reads_files(node: &dyn ExecutionPlan) -> bool {
+    node.downcast_ref::<datafusion::datasource::source::DataSourceExec>()
+        .is_some_and(|source| {
+            source
+                .data_source()
+                .downcast_ref::<datafusion::datasource::physical_plan::FileScanConfig>()
+                .is_some()
+        })
+}
+
+/// Whether `node` is the loop of a recursive query.
+fn is_recursive(node: &dyn ExecutionPlan) -> bool {
+    node.is::<datafusion::physical_plan::recursive_query::RecursiveQueryExec>()
+}
+
+/// Whether `found` holds for `plan` or any node below it.
+fn any_node(plan: &dyn ExecutionPlan, found: &dyn Fn(&dyn ExecutionPlan) -> bool) -> bool {
+    found(plan)
+        || plan
+            .children()
+            .into_iter()
+            .any(|c| any_node(c.as_ref(), found))
+}
+
+/// A physical plan planned on the client and run on a Ballista cluster:
+/// one output partition, the batches of the plan's last stage.
+#[derive(Debug)]
+pub struct ClusterExec {
+    scheduler_url: String,
+    plan: Arc<dyn ExecutionPlan>,
+    session_id: String,
+    config: SessionConfig,
+    properties: Arc<PlanProperties>,
+}
+
+impl ClusterExec {
+    fn new(
+        scheduler_url: String,
+        plan: Arc<dyn ExecutionPlan>,
+        session_id: String,
+        config: SessionConfig,
+    ) -> Self {
+        let schema = plan.schema();
+        let properties = PlanProperties::new(
+            EquivalenceProperties::new(Arc::clone(&schema)),
+            Partitioning::UnknownPartitioning(1),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        );
+        Self {
+            scheduler_url,
+            plan,
+            session_id,
+            config,
+            properties: Arc::new(properties),
+        }
+    }
+}
+
+impl DisplayAs for ClusterExec {
+    fn fmt_as(&self, _: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "ClusterExec: scheduler={}", self.scheduler_url)
+    }
+}
+
+impl ExecutionPlan for ClusterExec {
+    fn name(&self) -> &str {
+        "ClusterExec"
+    }
+    fn apply_expressions(
+        &self,
+        _: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        // Shown by EXPLAIN, not run here: `execute` sends it.
+        vec![&self.plan]
+    }
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let [plan] = <[_; 1]>::try_from(children)
+            .map_err(|_| DataFusionError::Internal("ClusterExec has one child".into()))?;
+        Ok(Arc::new(Self::new(
+            self.scheduler_url.clone(),
+            plan,
+            self.session_id.clone(),
+            self.config.clone(),
+        )))
+    }
+    fn execute(
+        &self,
+        partition: usize,
+        _context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        if partition != 0 {
+            return Err(DataFusionError::Internal(format!(
+                "ClusterExec has one partition, not {partition}"
+            )));
+        }
+        let schema: SchemaRef = self.plan.schema();
+        let (url, plan, session_id, config) = (
+            self.scheduler_url.clone(),
+            Arc::clone(&self.plan),
+            self.session_id.clone(),
+            self.config.clone(),
+        );
+        let batches = futures_util::stream::once(async move {
+            let codec = config.ballista_physical_extension_codec();
+            execute_physical_plan::<PhysicalPlanNode>(
+                url,
+                &config.ballista_config(),
+                plan,
+                codec.as_ref(),
+                session_id,
+                config,
+            )
+            .await
+        })
+        .try_flatten();
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            schema,
+            batches.boxed(),
+        )))
+    }
+}
