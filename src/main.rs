@@ -515,10 +515,7 @@ async fn open(
     run: Option<String>,
     limits: &Limits,
 ) -> AnyResult<ProfileSession> {
-    let mut session = new_session(limits).await?;
-    if limits.cluster.is_some() {
-        xprof_sql::cluster::check_inputs(inputs)?;
-    }
+    let mut session = new_session(limits, inputs).await?;
     open_into(&mut session, inputs, run).await?;
     Ok(session)
 }
@@ -533,10 +530,12 @@ fn session_options(limits: &Limits) -> SessionOptions {
     }
 }
 
-/// A session under `limits`: local, or planning here and running on
-/// the cluster of `--cluster`.
-async fn new_session(limits: &Limits) -> AnyResult<ProfileSession> {
+/// A session under `limits` for `inputs`: local, or planning here and
+/// running on the cluster of `--cluster`, which reads only Parquet
+/// datasets and warehouses (refused before connecting).
+async fn new_session(limits: &Limits, inputs: &[PathBuf]) -> AnyResult<ProfileSession> {
     if let Some(url) = &limits.cluster {
+        xprof_sql::cluster::check_inputs(inputs)?;
         return Ok(xprof_sql::cluster::connect(url, session_options(limits)).await?);
     }
     Ok(ProfileSession::with_limits(session_options(limits))?)
@@ -714,10 +713,7 @@ async fn diff(
     run: Option<String>,
     limits: &Limits,
 ) -> AnyResult<()> {
-    let mut session = new_session(limits).await?;
-    if limits.cluster.is_some() {
-        xprof_sql::cluster::check_inputs(inputs)?;
-    }
+    let mut session = new_session(limits, inputs).await?;
     let (a, b) = match sides {
         Some(sides) => {
             open_into(&mut session, inputs, run).await?;

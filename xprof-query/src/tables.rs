@@ -353,7 +353,15 @@ impl ProfileTables {
                             .columns()
                             .iter()
                             .zip(schema.fields())
-                            .map(|(c, f)| arrow::compute::cast(c, f.data_type()))
+                            .map(|(c, f)| {
+                                // Only plain strings from dictionaries
+                                // (`StringColumns::Plain`) change type.
+                                if c.data_type() == f.data_type() {
+                                    Ok(Arc::clone(c))
+                                } else {
+                                    arrow::compute::cast(c, f.data_type())
+                                }
+                            })
                             .collect::<std::result::Result<Vec<_>, _>>()?;
                         RecordBatch::try_new(schema.clone(), columns)
                     })
