@@ -9,11 +9,17 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::{RecordBatchStream, SendableRecordBatchStream};
+use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
 use futures_util::Stream;
 
 /// Wraps `inner` so that it ends with a "Resources exhausted" error once
 /// `limit` has passed since `started`. Dropping it (after the error)
 /// drops the inner stream, which cancels the query's tasks.
+///
+/// The inner stream is driven by a task of its own, never inside this
+/// stream's `poll_next`: a plan of one partition (an in-memory table of
+/// one batch) does all its work in one poll of its stream, which would
+/// hold the timer back until the query had finished.
 pub(crate) struct Deadline {
     inner: Option<SendableRecordBatchStream>,
     schema: SchemaRef,
@@ -22,14 +28,27 @@ pub(crate) struct Deadline {
 }
 
 impl Deadline {
+    /// Must be called within a Tokio runtime (it spawns the driver task).
     pub(crate) fn new(
-        inner: SendableRecordBatchStream,
+        mut inner: SendableRecordBatchStream,
         started: tokio::time::Instant,
         limit: Duration,
     ) -> Self {
+        use futures_util::StreamExt;
+        let schema = inner.schema();
+        let mut driven = RecordBatchReceiverStreamBuilder::new(schema.clone(), 2);
+        let tx = driven.tx();
+        driven.spawn(async move {
+            while let Some(item) = inner.next().await {
+                if tx.send(item).await.is_err() {
+                    break; // the deadline passed, or the reader went away
+                }
+            }
+            Ok(())
+        });
         Self {
-            schema: inner.schema(),
-            inner: Some(inner),
+            schema,
+            inner: Some(driven.build()),
             sleep: Box::pin(tokio::time::sleep_until(started + limit)),
             limit,
         }
