@@ -134,6 +134,10 @@ enum Command {
         /// Run to open in a log folder (default: the latest).
         #[arg(long)]
         run: Option<String>,
+        /// Print to standard error the time taken to open the inputs and to
+        /// run the SQL, and the process's peak memory (resident set).
+        #[arg(long)]
+        timer: bool,
         #[command(flatten)]
         limits: Limits,
     },
@@ -393,9 +397,12 @@ async fn run(cli: Cli) -> AnyResult<()> {
             format,
             output,
             run,
+            timer,
             limits,
         } => {
+            let started = Instant::now();
             let session = open(&inputs, run, &limits).await?;
+            let opened = started.elapsed();
             let sql = match (sql, sql_file) {
                 (Some(s), _) => s,
                 (None, Some(f)) => {
@@ -403,7 +410,16 @@ async fn run(cli: Cli) -> AnyResult<()> {
                 }
                 (None, None) => return shell(session, limits.read_only).await,
             };
-            query(&session, &sql, format, output.as_deref()).await
+            let result = query(&session, &sql, format, output.as_deref()).await;
+            if timer {
+                eprintln!(
+                    "Run Time: {:.3} s (opening {:.3} s){}",
+                    started.elapsed().as_secs_f64(),
+                    opened.as_secs_f64(),
+                    peak_memory_note()
+                );
+            }
+            result
         }
         Command::Shell {
             inputs,
@@ -1060,8 +1076,34 @@ async fn shell_run(session: &ProfileSession, sql: &str, settings: &mut ShellSett
         eprintln!("error: .output: {e}");
     }
     if settings.timer {
-        eprintln!("Run Time: {:.3} s", started.elapsed().as_secs_f64());
+        eprintln!(
+            "Run Time: {:.3} s{}",
+            started.elapsed().as_secs_f64(),
+            peak_memory_note()
+        );
     }
+}
+
+/// The process's peak resident set so far (`VmHWM` of
+/// `/proc/self/status`; `None` where there is none, off Linux).
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line
+        .trim_start_matches("VmHWM:")
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
+/// `", peak memory N MiB"`, or nothing where the peak is not known.
+fn peak_memory_note() -> String {
+    peak_rss_bytes()
+        .map(|b| format!(", peak memory {:.0} MiB", b as f64 / 1048576.0))
+        .unwrap_or_default()
 }
 
 /// One dot-command; `Ok(false)` means leave the shell.
@@ -1415,11 +1457,12 @@ fn convert(inputs: &[PathBuf], output: &Path, how: ConvertHow) -> AnyResult<()> 
         }
         let secs = start.elapsed().as_secs_f64();
         eprintln!(
-            "wrote {} ({:.1} MiB in {:.2} s, {:.0} MiB/s)",
+            "wrote {} ({:.1} MiB in {:.2} s, {:.0} MiB/s{})",
             output.display(),
             total as f64 / 1048576.0,
             secs,
-            total as f64 / 1048576.0 / secs.max(1e-9)
+            total as f64 / 1048576.0 / secs.max(1e-9),
+            peak_memory_note()
         );
     }
     Ok(())

@@ -261,6 +261,9 @@ fn many_small_planes_take_memory_by_their_rows() {
     // kept its builders' capacity; 16,799,143 (2026-12-02) since the memory
     // sink copies such batches into buffers of their size (sink::compact):
     // 17 KB per one-event plane, the per-batch overhead of the tables a
-    // plane has rows in. The size is deterministic: any growth fails here.
-    assert!(held <= 16_799_143, "{held} bytes held");
+    // plane has rows in; 483,563 (2026-12-03) since the assembler holds
+    // small devices' rows until they make a batch and the memory sink
+    // joins short batches (1,354,399 with the sink's joining alone). The
+    // size is deterministic: any growth fails here.
+    assert!(held <= 483_563, "{held} bytes held");
 }

@@ -1332,3 +1332,68 @@ fn unrepresentable_chrome_events_are_counted_per_reason_never_stored_wrong() {
         "{err}"
     );
 }
+
+/// The rows of many small devices are handed over in batches of many
+/// devices, within the batch size: one batch per device and table cost
+/// 0.5 KB–10 KB each whatever their rows, so 20,000 one-event processes
+/// took seconds and a gigabyte (issue 30, item 4). Checked on the
+/// converter's own batches (a sink that never joins them).
+#[test]
+fn small_devices_share_batches_within_the_batch_size() {
+    let processes = 20_000;
+    let events: Vec<Value> = (0..processes)
+        .map(|i| {
+            serde_json::json!({"ph": "X", "name": format!("op{}", i % 50), "pid": i,
+                "tid": 1, "ts": i * 10, "dur": 5})
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pids.json");
+    std::fs::write(
+        &path,
+        serde_json::json!({"traceEvents": events}).to_string(),
+    )
+    .unwrap();
+    let input = xprof_sql::convert::input::open(&path).unwrap();
+    let r = reader::detect(&path, &input).unwrap();
+    let source = TraceSource {
+        trace_id: 0,
+        path: path.clone(),
+        run: None,
+        host: "test".into(),
+    };
+    for batch_rows in [ConvertOptions::default().batch_rows, 1000] {
+        let mut sink = MemorySink::keeping_batches();
+        let options = ConvertOptions {
+            batch_rows,
+            ..ConvertOptions::default()
+        };
+        reader::convert(r, &input, &source, &options, &mut sink).unwrap();
+        for t in [
+            Table::Events,
+            Table::Devices,
+            Table::Tracks,
+            Table::DeviceArgs,
+        ] {
+            let rows: Vec<usize> = sink.tables[&t].iter().map(|b| b.num_rows()).collect();
+            let total: usize = rows.iter().sum();
+            assert!(total >= processes as usize, "{t:?}: {total} rows");
+            // A device ends a batch once the rows held reach batch_rows.
+            assert!(
+                rows.iter().all(|&n| n <= batch_rows + 8),
+                "{t:?} at {batch_rows}: {rows:?}"
+            );
+            // Devices of about 5 rows (all tables) share batches.
+            let most = 5 * total / batch_rows + 2;
+            assert!(
+                rows.len() <= most,
+                "{t:?} at {batch_rows}: {} batches, more than {most}",
+                rows.len()
+            );
+        }
+        // Every device's rows and ids are there, in order.
+        let ids = i64s(&common::table(&sink, Table::Devices), "device_id");
+        assert_eq!(ids.len(), processes as usize + 1);
+        assert!(ids.windows(2).all(|w| w[0].unwrap() < w[1].unwrap()));
+    }
+}

@@ -205,7 +205,9 @@ fn self_time_is_right_across_batch_boundaries() {
     let n = 10_000; // more than LONG_OPEN_EVENTS: the parent's self time comes from the first pass
     let bytes = long_parent_space(n);
     let (big, _) = convert_bytes(&bytes, &opts(1 << 20));
-    let (small, _) = convert_bytes(&bytes, &opts(7));
+    let mut small = xprof_sql::convert::sink::MemorySink::keeping_batches();
+    xprof_sql::convert::xspace::convert(&bytes, &common::source(0), &opts(7), &mut small)
+        .expect("converts");
     let a = nesting(&big);
     assert_eq!(a, nesting(&small));
     let children_ps = n * 5;

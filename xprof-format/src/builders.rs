@@ -35,6 +35,7 @@ pub struct Sym(pub u32);
 pub struct Interner {
     strings: Vec<Box<str>>,
     index: HashMap<Box<str>, u32, BuildHasherDefault<FxHasher>>,
+    bytes: usize,
 }
 
 impl Interner {
@@ -51,6 +52,7 @@ impl Interner {
         let i = u32::try_from(self.strings.len()).expect("fewer than 2^32 distinct strings");
         self.strings.push(s.into());
         self.index.insert(s.into(), i);
+        self.bytes += s.len();
         Sym(i)
     }
 
@@ -67,6 +69,11 @@ impl Interner {
     /// Whether no string was interned.
     pub fn is_empty(&self) -> bool {
         self.strings.is_empty()
+    }
+
+    /// Bytes of the distinct strings (UTF-8, without overhead).
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
 }
 

@@ -302,12 +302,12 @@ impl RowBuffer {
         self.builder.as_ref().map(|b| b.table())
     }
 
-    /// The rows so far as one batch (strings interned here).
+    /// The rows so far as one batch (strings interned here; the buffer's
+    /// interner starts again, so a buffer reused for many batches holds
+    /// only the strings of its rows).
     pub fn finish(&mut self) -> Result<RecordBatch, ArrowError> {
         let interner = std::mem::take(&mut self.interner);
-        let r = self.finish_with(&interner);
-        self.interner = interner;
-        r
+        self.finish_with(&interner)
     }
 
     /// The rows so far as one batch, dictionary columns resolved through

@@ -20,7 +20,8 @@
 //!   ([`xprof_format::table_rows`]);
 //! - the declared sort order of every table, checked on every batch.
 //!
-//! Memory: one batch per table, a device's container intervals, and the
+//! Memory: one batch per table (the rows of several small devices are
+//! held until they make a batch), a device's container intervals, and the
 //! flow endpoints of the trace (paired at its end).
 
 mod flows;
@@ -43,6 +44,10 @@ use order::OrderedSink;
 /// `event_args` batches are finished early when their string and binary
 /// values reach this size, bounding memory with very long stat strings.
 const ARGS_PAYLOAD_LIMIT: usize = 64 << 20;
+
+/// Ended devices' rows are handed to the sink, and the string interner
+/// started again, when the interner's strings reach this size.
+const INTERNER_BYTES_LIMIT: usize = 64 << 20;
 
 /// Intervals of one container role on a device, in nesting order: start
 /// ascending, the longer first on a tie (the order a track is placed in),
@@ -228,8 +233,13 @@ pub struct TraceAssembler<'s> {
     events: EventsBuilder,
     event_args: EventArgsBuilder,
     counters: RowBuffer,
-    /// Small tables of the current device, written at its end.
+    /// Small tables of the ended devices not yet written and of the
+    /// current device.
     device_rows: BTreeMap<Table, RowBuffer>,
+    /// `devices` rows of ended devices not yet written.
+    devices: RowBuffer,
+    /// `tracks` rows of ended devices not yet written.
+    tracks: RowBuffer,
     /// Tables of the trace as a whole (`profile_nodes`, `node_metrics`),
     /// written at its end.
     trace_rows: BTreeMap<Table, RowBuffer>,
@@ -284,6 +294,8 @@ impl<'s> TraceAssembler<'s> {
             event_args: EventArgsBuilder::new(source.trace_id, cap),
             counters: RowBuffer::new(),
             device_rows: BTreeMap::new(),
+            devices: RowBuffer::new(),
+            tracks: RowBuffer::new(),
             trace_rows: BTreeMap::new(),
             staged_base: 0,
             next_track_id: 0,
@@ -620,7 +632,8 @@ impl<'s> TraceAssembler<'s> {
 
     /// A row of one of the current device's small tables (`device_args`,
     /// `event_metadata`, `metadata_args`, `stat_metadata`, `hlo_ops`),
-    /// written when the device ends. Rows must come in the table's order.
+    /// written with the device's other rows ([`TraceAssembler::end_device`]).
+    /// Rows must come in the table's order.
     pub fn device_row<R: Row>(&mut self, row: &R) {
         self.device_rows.entry(R::TABLE).or_default().push(row);
     }
@@ -632,26 +645,26 @@ impl<'s> TraceAssembler<'s> {
         self.trace_rows.entry(R::TABLE).or_default().push(row);
     }
 
-    /// Ends the current device: flushes its events and writes its
-    /// `devices` row (`trace_id`, `device_id`, `line_count` and
-    /// `event_count` are filled here), its `tracks` and its small tables.
+    /// Ends the current device: fills its `devices` row (`trace_id`,
+    /// `device_id`, `line_count` and `event_count` are filled here) and
+    /// its `tracks`. A device's rows are held with those of the devices
+    /// before it until they make a batch (`batch_rows`, all tables): a
+    /// file of many small devices (20,000 Chrome `pid`s, planes of one
+    /// event) gives batches of many devices, not a batch per device and
+    /// table, whose fixed costs made time and memory grow with devices.
     pub fn end_device(&mut self, row: DeviceRow<'_>) -> Result<()> {
-        self.flush_all_events()?;
         let dev = self.device.take().expect("device begun");
         let trace_id = self.source.trace_id;
-        let mut devices = RowBuffer::new();
-        devices.push(&DeviceRow {
+        self.devices.push(&DeviceRow {
             trace_id,
             device_id: dev.device_id,
             line_count: dev.tracks.len() as i32,
             event_count: dev.events,
             ..row
         });
-        self.write(Table::Devices, &mut devices)?;
-        let mut tracks = RowBuffer::new();
         for (i, t) in dev.tracks.iter().enumerate() {
             let r = &t.row;
-            tracks.push(&TrackRow {
+            self.tracks.push(&TrackRow {
                 trace_id,
                 track_id: dev.first_track_id + i as i32,
                 device_id: dev.device_id,
@@ -666,11 +679,34 @@ impl<'s> TraceAssembler<'s> {
                 event_count: t.events,
             });
         }
+        self.summary.planes += 1;
+        if self.held_rows() >= self.batch_rows || self.interner.bytes() >= INTERNER_BYTES_LIMIT {
+            self.flush_devices()?;
+        }
+        Ok(())
+    }
+
+    /// Rows of ended devices not yet handed to the sink, all tables.
+    fn held_rows(&self) -> usize {
+        self.events.len()
+            + self.event_args.len()
+            + self.counters.len()
+            + self.devices.len()
+            + self.tracks.len()
+            + self.device_rows.values().map(RowBuffer::len).sum::<usize>()
+    }
+
+    /// Hands every row of ended devices to the sink and starts a new
+    /// string interner (its symbols are no longer referenced).
+    fn flush_devices(&mut self) -> Result<()> {
+        self.flush_all_events()?;
+        let mut devices = std::mem::take(&mut self.devices);
+        self.write(Table::Devices, &mut devices)?;
+        let mut tracks = std::mem::take(&mut self.tracks);
         self.write(Table::Tracks, &mut tracks)?;
         for (table, mut rows) in std::mem::take(&mut self.device_rows) {
             self.write(table, &mut rows)?;
         }
-        self.summary.planes += 1;
         self.interner = Interner::new();
         Ok(())
     }
@@ -683,13 +719,15 @@ impl<'s> TraceAssembler<'s> {
         self.sink.write(table, batch)
     }
 
-    /// Ends the trace: pairs flows and writes the `traces` row.
+    /// Ends the trace: writes the rows of devices still held, pairs flows
+    /// and writes the `traces` row.
     pub fn finish(mut self, info: TraceInfo) -> Result<Summary> {
         if self.device.is_some() {
             return Err(ConvertError::Sink(
                 "internal error: the trace ended inside a device".into(),
             ));
         }
+        self.flush_devices()?;
         let mut flows = RowBuffer::new();
         std::mem::take(&mut self.flows).write(self.source.trace_id, &mut flows);
         self.write(Table::Flows, &mut flows)?;
