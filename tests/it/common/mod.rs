@@ -355,3 +355,35 @@ fn measure_child() {
         usage.ru_maxrss
     );
 }
+
+/// A plane `name` of one line (`main`) holding one event (`op{id % 50}`,
+/// 5 ps at 10 ps).
+pub fn one_event_plane(id: i64, name: String) -> xprof_sql::format::wire::XPlane {
+    use xprof_sql::format::wire::{XEvent, XEventMetadata, XLine, XPlane, x_event};
+    XPlane {
+        id,
+        name,
+        lines: vec![XLine {
+            id: 1,
+            name: "main".into(),
+            timestamp_ns: 1000,
+            events: vec![XEvent {
+                metadata_id: 1,
+                data: Some(x_event::Data::OffsetPs(10)),
+                duration_ps: 5,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        event_metadata: [(
+            1,
+            XEventMetadata {
+                id: 1,
+                name: format!("op{}", id % 50),
+                ..Default::default()
+            },
+        )]
+        .into(),
+        ..Default::default()
+    }
+}
