@@ -275,16 +275,26 @@ mod tests {
     }
 
     #[test]
-    fn extended_sinks_keep_every_row_in_order() {
+    fn extended_sinks_keep_every_row_in_order_and_are_not_joined_again() {
         let mut a = MemorySink::default();
         let mut b = MemorySink::default();
         for i in 0..100 {
             a.write(Table::Events, batch(i, 1)).unwrap();
-            b.write(Table::Events, batch(100 + i, 1)).unwrap();
         }
+        b.write(Table::Events, batch(100, 10_000)).unwrap();
         a.extend(b);
-        a.write(Table::Events, batch(200, 1)).unwrap();
+        a.write(Table::Events, batch(10_100, 1)).unwrap();
         let ids: Vec<i64> = rows_of(&a).into_iter().map(|r| r.0).collect();
-        assert_eq!(ids, (0..201).collect::<Vec<_>>());
+        assert_eq!(ids, (0..10_101).collect::<Vec<_>>());
+        // The extended batches end `a`'s open run: the row written after
+        // them starts a new one instead of copying them all again.
+        let sizes: Vec<usize> = a.tables[&Table::Events]
+            .iter()
+            .map(RecordBatch::num_rows)
+            .collect();
+        let mut want = vec![64];
+        want.extend([1; 36]);
+        want.extend([10_000, 1]);
+        assert_eq!(sizes, want);
     }
 }
