@@ -16,6 +16,7 @@ mod cluster;
 mod dictionary_aggregate;
 mod diff;
 mod embed;
+mod event_steps;
 mod events_db;
 mod export;
 mod functions;

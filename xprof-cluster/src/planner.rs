@@ -66,9 +66,9 @@ impl ClientPlanner {
             .create_physical_plan(plan, session)
             .await?;
         // Nothing for executors to read, or a recursive query (`WITH
-        // RECURSIVE`: `event_steps`, `events_db`), which Ballista cannot
-        // run (its loop over a work table lives in one process, and
-        // datafusion-proto 55 has no encoding for it): here.
+        // RECURSIVE`, or the `event_steps` walk that `events_db` also
+        // reads), which Ballista cannot run (the loop lives in one
+        // process, and datafusion-proto 55 has no encoding for it): here.
         if !any_node(local.as_ref(), &reads_files) || any_node(local.as_ref(), &is_recursive) {
             return Ok(local);
         }
@@ -125,9 +125,11 @@ fn reads_files(node: &dyn ExecutionPlan) -> bool {
         })
 }
 
-/// Whether `node` is the loop of a recursive query.
+/// Whether `node` is the loop of a recursive query, or the walk that
+/// computes `event_steps` (its input queries run inside it).
 fn is_recursive(node: &dyn ExecutionPlan) -> bool {
     node.is::<datafusion::physical_plan::recursive_query::RecursiveQueryExec>()
+        || node.is::<xprof_query::event_steps::EventStepsExec>()
 }
 
 /// Whether `found` holds for `plan` or any node below it.

@@ -7,7 +7,8 @@
 //! [`SessionContextExt::register_profile`]. [`read_only`] checks SQL for
 //! sessions that run SQL they did not write ([`SessionOptions::read_only`]).
 //! [`dictionary_aggregate`] groups by the tables' dictionary strings
-//! without hashing every row. [`export`] writes a selection of events as
+//! without hashing every row; [`event_steps`] computes the recursive
+//! `event_steps` view by a walk in memory. [`export`] writes a selection of events as
 //! a timeline (Chrome JSON, Perfetto protobuf).
 //!
 //! It is the only crate that depends on DataFusion; converters know
@@ -19,6 +20,7 @@ mod deadline;
 pub mod dictionary_aggregate;
 pub mod diff;
 pub mod error;
+pub mod event_steps;
 pub mod export;
 pub mod factory;
 pub mod functions;

@@ -64,7 +64,7 @@ pub const VIEWS: &[ViewDef] = &[
     },
     ViewDef {
         name: "event_steps",
-        doc: "The step of each host event and of the GPU kernels it launched, as XProf's Events DB `step` (GroupTfEvents' `group_id`): step root (`_r`), step name, step number; also for host-only profiles.",
+        doc: "The step of each host event and of the GPU kernels it launched, as XProf's Events DB `step` (GroupTfEvents' `group_id`): step root (`_r`), step name, step number; also for host-only profiles. Defined by this SQL, computed by a walk in memory that gives its rows (xprof_query::event_steps).",
         sql: include_str!("views/event_steps.sql"),
     },
     ViewDef {
