@@ -30,6 +30,7 @@ use datafusion::logical_expr::{Expr, LogicalPlan, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::union::UnionExec;
 use datafusion::prelude::{SessionContext, col};
+use xprof_convert::sink::{MemorySink, TableSink as _};
 use xprof_format::Table;
 use xprof_format::dataset;
 
@@ -346,29 +347,30 @@ impl ProfileTables {
             }
             let schema = strings.schema(t);
             if !p.memory.is_empty() || p.files.is_empty() {
-                let batches = p
-                    .memory
-                    .iter()
-                    .map(|b| {
-                        let columns = b
-                            .columns()
-                            .iter()
-                            .zip(schema.fields())
-                            .map(|(c, f)| {
-                                // Only plain strings from dictionaries
-                                // (`StringColumns::Plain`) change type.
-                                if c.data_type() == f.data_type() {
-                                    Ok(Arc::clone(c))
-                                } else {
-                                    arrow::compute::cast(c, f.data_type())
-                                }
-                            })
-                            .collect::<std::result::Result<Vec<_>, _>>()?;
-                        RecordBatch::try_new(schema.clone(), columns)
-                    })
-                    .collect::<std::result::Result<Vec<_>, _>>()
-                    .map_err(DataFusionError::from)?;
-                let batches = coalesce(&schema, batches).map_err(DataFusionError::from)?;
+                // Through a memory sink: the batches of several inputs (and
+                // any the converter left short) are joined as it joins them.
+                let mut joined = MemorySink::default();
+                for b in &p.memory {
+                    let columns = b
+                        .columns()
+                        .iter()
+                        .zip(schema.fields())
+                        .map(|(c, f)| {
+                            // Only plain strings from dictionaries
+                            // (`StringColumns::Plain`) change type.
+                            if c.data_type() == f.data_type() {
+                                Ok(Arc::clone(c))
+                            } else {
+                                arrow::compute::cast(c, f.data_type())
+                            }
+                        })
+                        .collect::<std::result::Result<Vec<_>, _>>()
+                        .map_err(DataFusionError::from)?;
+                    let batch = RecordBatch::try_new(schema.clone(), columns)
+                        .map_err(DataFusionError::from)?;
+                    joined.write(t, batch)?;
+                }
+                let batches = joined.tables.remove(&t).unwrap_or_default();
                 sources.push(Arc::new(MemTable::try_new(schema.clone(), vec![batches])?));
             }
             if !p.files.is_empty() {
@@ -413,47 +415,6 @@ impl ProfileTables {
         }
         register_views(ctx, schema).await
     }
-}
-
-/// Rows per batch of an in-memory table after [`coalesce`].
-const MEMORY_BATCH_ROWS: usize = 8192;
-
-/// `batches` with runs of small ones joined into batches of about
-/// [`MEMORY_BATCH_ROWS`] rows, in order: a file of many small devices
-/// gives a batch per device and table, and scanning 20,000 one-row
-/// batches costs more than their rows.
-fn coalesce(
-    schema: &arrow::datatypes::SchemaRef,
-    batches: Vec<RecordBatch>,
-) -> std::result::Result<Vec<RecordBatch>, arrow::error::ArrowError> {
-    if batches.len() <= 1 {
-        return Ok(batches);
-    }
-    let mut out = Vec::new();
-    let mut run: Vec<RecordBatch> = Vec::new();
-    let mut run_rows = 0;
-    for b in batches {
-        if b.num_rows() >= MEMORY_BATCH_ROWS {
-            if !run.is_empty() {
-                out.push(arrow::compute::concat_batches(schema, &run)?);
-                run.clear();
-                run_rows = 0;
-            }
-            out.push(b);
-            continue;
-        }
-        run_rows += b.num_rows();
-        run.push(b);
-        if run_rows >= MEMORY_BATCH_ROWS {
-            out.push(arrow::compute::concat_batches(schema, &run)?);
-            run.clear();
-            run_rows = 0;
-        }
-    }
-    if !run.is_empty() {
-        out.push(arrow::compute::concat_batches(schema, &run)?);
-    }
-    Ok(out)
 }
 
 /// Creates `schema` in the default catalog of `ctx` when it is missing.
