@@ -28,9 +28,6 @@ WITH ops AS (
   FROM hlo_stats h
   WHERE h.hlo_op NOT LIKE 'region%'
 ),
-leaf AS (
-  SELECT * FROM ops WHERE time_ps <= self_time_ps
-),
 program_names AS (
   SELECT m.trace_id,
          TRY_CAST(rtrim(split_part(m.name, '(', -1), ')') AS BIGINT UNSIGNED) AS program_id,
@@ -40,85 +37,102 @@ program_names AS (
   WHERE d.kind = 'metadata' AND m.name ~ '\([0-9]+\)$'
   GROUP BY 1, 2
 ),
-totals AS (
-  SELECT trace_id, max(device_time_ps) AS device_time_ps, sum(self_time_ps) AS op_time_ps,
+-- Every level of the tree in one aggregation over `ops`, so that
+-- `hlo_stats` runs once (DataFusion runs a CTE again for each reference,
+-- and the tree's levels referred to it seven times): level 1 a trace
+-- (its totals and IDLE), 2 a program, 3 a category, 4 an op. Categories
+-- and ops count the leaf ops only (`time_ps <= self_time_ps`); a program
+-- counts the self time of all its ops.
+levels AS (
+  SELECT o.*, o.time_ps <= o.self_time_ps AS is_leaf, l.level
+  FROM ops o CROSS JOIN (VALUES (1), (2), (3), (4)) AS l(level)
+),
+grouped AS (
+  SELECT trace_id, level,
+         CASE WHEN level >= 2 THEN program_id END AS program_id,
+         CASE WHEN level >= 3 THEN category END AS category,
+         CASE WHEN level = 4 THEN hlo_op END AS hlo_op,
+         sum(self_time_ps) AS self_time_ps,
+         max(device_time_ps) AS device_time_ps,
          max(device_kind) AS device_kind,
-         max(peak_tflops) AS peak_tflops, max(peak_hbm_gbps) AS peak_hbm_gbps
-  FROM ops GROUP BY trace_id
+         max(peak_tflops) AS peak_tflops, max(peak_hbm_gbps) AS peak_hbm_gbps,
+         count(CASE WHEN is_leaf THEN 1 END) AS leaf_ops,
+         count(DISTINCT CASE WHEN is_leaf THEN category END) AS leaf_categories,
+         sum(CASE WHEN is_leaf THEN occurrences END) AS occurrences,
+         sum(CASE WHEN is_leaf THEN time_ps END) AS time_ps,
+         sum(CASE WHEN is_leaf THEN flops END) AS flops,
+         sum(CASE WHEN is_leaf THEN model_flops END) AS model_flops,
+         sum(CASE WHEN is_leaf THEN bytes_accessed END) AS bytes_accessed
+  FROM levels
+  GROUP BY 1, 2, 3, 4, 5
 ),
-programs AS (
-  SELECT o.trace_id, o.program_id,
-         coalesce(max(n.program), 'main') AS program,
-         sum(o.self_time_ps) AS time_ps,
-         max(o.peak_tflops) AS peak_tflops, max(o.peak_hbm_gbps) AS peak_hbm_gbps
-  FROM ops o
-  LEFT JOIN program_names n ON n.trace_id = o.trace_id AND n.program_id = o.program_id
-  GROUP BY o.trace_id, o.program_id
-),
-program_leaf AS (
-  SELECT trace_id, program_id, sum(flops) AS flops, sum(model_flops) AS model_flops,
-         sum(bytes_accessed) AS bytes_accessed, count(DISTINCT category) AS num_children
-  FROM leaf GROUP BY trace_id, program_id
-),
-categories AS (
-  SELECT trace_id, program_id, category,
-         sum(occurrences) AS occurrences, sum(time_ps) AS time_ps,
-         sum(flops) AS flops, sum(model_flops) AS model_flops,
-         sum(bytes_accessed) AS bytes_accessed, count(*) AS num_children
-  FROM leaf GROUP BY trace_id, program_id, category
+-- Each row with its program's time and peaks, its category's time and its
+-- trace's totals (level 1 rows are a partition of their own: a program
+-- may have a NULL id too).
+placed AS (
+  SELECT g.*,
+         max(CASE WHEN level = 2 THEN self_time_ps END)
+           OVER (PARTITION BY trace_id, level = 1, program_id) AS program_time_ps,
+         max(CASE WHEN level = 2 THEN peak_tflops END)
+           OVER (PARTITION BY trace_id, level = 1, program_id) AS program_peak_tflops,
+         max(CASE WHEN level = 2 THEN peak_hbm_gbps END)
+           OVER (PARTITION BY trace_id, level = 1, program_id) AS program_peak_hbm_gbps,
+         max(CASE WHEN level = 3 THEN time_ps END)
+           OVER (PARTITION BY trace_id, level <= 2, program_id, category) AS category_time_ps,
+         max(CASE WHEN level = 1 THEN device_time_ps END) OVER (PARTITION BY trace_id) AS trace_device_time_ps,
+         max(CASE WHEN level = 1 THEN self_time_ps END) OVER (PARTITION BY trace_id) AS trace_op_time_ps,
+         max(CASE WHEN level = 1 THEN device_kind END) OVER (PARTITION BY trace_id) AS trace_device_kind,
+         max(CASE WHEN level = 1 THEN peak_tflops END) OVER (PARTITION BY trace_id) AS trace_peak_tflops,
+         max(CASE WHEN level = 1 THEN peak_hbm_gbps END) OVER (PARTITION BY trace_id) AS trace_peak_hbm_gbps
+  FROM grouped g
 ),
 nodes AS (
-  SELECT 'program' AS node_kind, 1 AS depth, p.trace_id, p.program_id, p.program,
-         CAST(NULL AS VARCHAR) AS category, p.program AS name, CAST(NULL AS VARCHAR) AS parent,
-         CAST(0 AS BIGINT) AS occurrences, p.time_ps,
-         coalesce(l.flops, 0) AS flops, coalesce(l.model_flops, 0) AS model_flops,
-         coalesce(l.bytes_accessed, 0) AS bytes_accessed, coalesce(l.num_children, 0) AS num_children,
-         p.peak_tflops, p.peak_hbm_gbps,
-         p.time_ps AS program_sort_ps, CAST(NULL AS BIGINT) AS category_sort_ps
-  FROM programs p
-  LEFT JOIN program_leaf l ON l.trace_id = p.trace_id AND l.program_id = p.program_id
-  UNION ALL
-  SELECT 'category' AS node_kind, 2 AS depth, c.trace_id, c.program_id, p.program,
-         c.category, c.category AS name, p.program AS parent,
-         c.occurrences, c.time_ps, c.flops, c.model_flops, c.bytes_accessed, c.num_children,
-         p.peak_tflops, p.peak_hbm_gbps,
-         p.time_ps AS program_sort_ps, c.time_ps AS category_sort_ps
-  FROM categories c
-  JOIN programs p ON p.trace_id = c.trace_id AND p.program_id = c.program_id
-  UNION ALL
-  SELECT 'op' AS node_kind, 3 AS depth, o.trace_id, o.program_id, p.program,
-         o.category, o.hlo_op AS name, o.category AS parent,
-         o.occurrences, o.time_ps, o.flops, o.model_flops, o.bytes_accessed,
-         CAST(0 AS BIGINT) AS num_children,
-         o.peak_tflops, o.peak_hbm_gbps,
-         p.time_ps AS program_sort_ps, c.time_ps AS category_sort_ps
-  FROM leaf o
-  JOIN programs p ON p.trace_id = o.trace_id AND p.program_id = o.program_id
-  JOIN categories c
-    ON c.trace_id = o.trace_id AND c.program_id = o.program_id AND c.category = o.category
-  UNION ALL
-  SELECT 'idle' AS node_kind, 1 AS depth, t.trace_id, CAST(NULL AS BIGINT) AS program_id,
-         CAST(NULL AS VARCHAR) AS program, 'IDLE' AS category, 'IDLE' AS name,
-         CAST(NULL AS VARCHAR) AS parent, CAST(0 AS BIGINT) AS occurrences,
-         greatest(t.device_time_ps - t.op_time_ps, 0) AS time_ps,
-         CAST(0 AS BIGINT) AS flops, CAST(0 AS BIGINT) AS model_flops,
-         CAST(0 AS BIGINT) AS bytes_accessed, CAST(0 AS BIGINT) AS num_children,
-         CAST(NULL AS DOUBLE) AS peak_tflops, CAST(NULL AS DOUBLE) AS peak_hbm_gbps,
-         greatest(t.device_time_ps - t.op_time_ps, 0) AS program_sort_ps,
-         CAST(NULL AS BIGINT) AS category_sort_ps
-  FROM totals t
-)
-,
+  SELECT CASE p.level WHEN 1 THEN 'idle' WHEN 2 THEN 'program' WHEN 3 THEN 'category' ELSE 'op' END
+           AS node_kind,
+         CASE p.level WHEN 1 THEN 1 WHEN 2 THEN 1 WHEN 3 THEN 2 ELSE 3 END AS depth,
+         p.trace_id, p.program_id,
+         CASE WHEN p.level >= 2 THEN coalesce(n.program, 'main') END AS program,
+         -- (the string types the view has always had)
+         arrow_cast(CASE WHEN p.level = 1 THEN 'IDLE' ELSE p.category END, 'Utf8View') AS category,
+         arrow_cast(CASE p.level WHEN 1 THEN 'IDLE' WHEN 2 THEN coalesce(n.program, 'main')
+                                 WHEN 3 THEN p.category ELSE p.hlo_op END, 'Utf8') AS name,
+         arrow_cast(CASE p.level WHEN 3 THEN coalesce(n.program, 'main') WHEN 4 THEN p.category END,
+                    'Utf8View') AS parent,
+         CASE WHEN p.level >= 3 THEN p.occurrences ELSE 0 END AS occurrences,
+         CASE p.level WHEN 1 THEN greatest(p.trace_device_time_ps - p.trace_op_time_ps, 0)
+                      WHEN 2 THEN p.self_time_ps ELSE p.time_ps END AS time_ps,
+         CASE WHEN p.has_children THEN coalesce(p.flops, 0) ELSE 0 END AS flops,
+         CASE WHEN p.has_children THEN coalesce(p.model_flops, 0) ELSE 0 END AS model_flops,
+         CASE WHEN p.has_children THEN coalesce(p.bytes_accessed, 0) ELSE 0 END AS bytes_accessed,
+         CASE WHEN NOT p.has_children THEN 0
+              WHEN p.level = 2 THEN p.leaf_categories WHEN p.level = 3 THEN p.leaf_ops
+              ELSE 0 END AS num_children,
+         CASE WHEN p.level >= 2 THEN p.program_peak_tflops END AS peak_tflops,
+         CASE WHEN p.level >= 2 THEN p.program_peak_hbm_gbps END AS peak_hbm_gbps,
+         CASE WHEN p.level = 1 THEN greatest(p.trace_device_time_ps - p.trace_op_time_ps, 0)
+              ELSE p.program_time_ps END AS program_sort_ps,
+         CASE WHEN p.level >= 3 THEN p.category_time_ps END AS category_sort_ps,
+         p.trace_device_time_ps AS device_time_ps, p.trace_op_time_ps AS op_time_ps,
+         p.trace_device_kind AS device_kind,
+         p.trace_peak_tflops, p.trace_peak_hbm_gbps
+  FROM (
+    -- Categories and ops are shown for programs with an id only (a
+    -- program without one has its time, no children), and with leaf ops
+    -- only, as XProf's tree.
+    SELECT *, level >= 2 AND program_id IS NOT NULL AS has_children FROM placed
+  ) p
+  LEFT JOIN program_names n ON n.trace_id = p.trace_id AND n.program_id = p.program_id
+  WHERE p.level <= 2 OR (p.has_children AND p.leaf_ops > 0)
+),
 rated AS (
-  SELECT n.*, t.device_time_ps, t.op_time_ps, t.device_kind,
+  SELECT n.*,
          -- 0 without FLOPs, time or a peak (IDLE, a GPU without a cost
          -- model), as XProf
          coalesce(n.flops / nullif(n.time_ps / 1e3, 0)
-           / nullif(coalesce(n.peak_tflops, t.peak_tflops) * 1e3, 0), 0) AS flops_util,
+           / nullif(coalesce(n.peak_tflops, n.trace_peak_tflops) * 1e3, 0), 0) AS flops_util,
          coalesce(n.bytes_accessed / nullif(n.time_ps / 1e3, 0)
-           / nullif(coalesce(n.peak_hbm_gbps, t.peak_hbm_gbps), 0), 0) AS hbm_util
+           / nullif(coalesce(n.peak_hbm_gbps, n.trace_peak_hbm_gbps), 0), 0) AS hbm_util
   FROM nodes n
-  JOIN totals t ON t.trace_id = n.trace_id
 )
 SELECT n.trace_id,
        row_number() OVER (
