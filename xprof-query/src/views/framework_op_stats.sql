@@ -23,39 +23,47 @@ WITH device_side AS (
   FROM hlo_stats
   WHERE device_kind <> 'host'
 ),
--- The device time (idle included) of each trace: hlo_stats' denominator;
--- where no device op is an hlo_stats row (GPU kernels that are no HLO
--- instruction of their program, left out as XProf leaves them) the whole
--- span of the device's ops, all of it idle, as XProf.
-device_time AS (
-  SELECT trace_id, max(device_time_us) AS device_time_us
-  FROM device_side GROUP BY trace_id
+-- Device rows in one aggregation over `device_side`, so that `hlo_stats`
+-- runs once (DataFusion runs a CTE again for each reference): level 2 an
+-- operation, level 1 a trace, which becomes its `IDLE` row (the device
+-- time, idle included, less the ops' self time). Where no device op is an
+-- hlo_stats row (GPU kernels that are no HLO instruction of their program,
+-- left out as XProf leaves them) the trace's `IDLE` row is the whole span
+-- of the device's ops, all of it idle, as XProf: a candidate of lower
+-- priority, kept only for traces without hlo_stats rows.
+device_candidates AS (
+  SELECT trace_id, level, 1 AS priority,
+         CASE WHEN level = 1 THEN 'IDLE' ELSE first_value(type) END AS type,
+         arrow_cast(CASE WHEN level = 1 THEN 'IDLE' ELSE level_operation END, 'Utf8') AS operation,
+         CASE WHEN level = 1 THEN 0 ELSE max(occurrences) END AS occurrences,
+         CASE WHEN level = 1 THEN max(device_time_us) - sum(total_self_time_us)
+              ELSE sum(total_time_us) END AS total_time_us,
+         CASE WHEN level = 1 THEN max(device_time_us) - sum(total_self_time_us)
+              ELSE sum(total_self_time_us) END AS total_self_time_us,
+         CASE WHEN level = 2 THEN sum(flops) END AS flops,
+         CASE WHEN level = 2 THEN sum(model_flops) END AS model_flops,
+         CASE WHEN level = 2 THEN sum(bytes_accessed) END AS bytes_accessed,
+         CASE WHEN level = 2 THEN max(peak_tflops) END AS peak_tflops,
+         CASE WHEN level = 2 THEN max(peak_hbm_gbps) END AS peak_hbm_gbps,
+         max(device_time_us) AS side_time_us
+  FROM (SELECT d.*, l.level, CASE WHEN l.level = 2 THEN d.operation END AS level_operation
+        FROM device_side d CROSS JOIN (VALUES (1), (2)) AS l(level))
+  GROUP BY trace_id, level, level_operation
   UNION ALL
-  SELECT trace_id, sum(greatest(op_time_ps, span_ps)) / 1e6
+  SELECT trace_id, 1, 2, 'IDLE', 'IDLE', 0,
+         sum(greatest(op_time_ps, span_ps)) / 1e6, sum(greatest(op_time_ps, span_ps)) / 1e6,
+         NULL, NULL, NULL, NULL, NULL, sum(greatest(op_time_ps, span_ps)) / 1e6
   FROM device_busy
   WHERE device_kind <> 'host'
-    AND trace_id NOT IN (SELECT trace_id FROM device_side)
   GROUP BY trace_id
 ),
 device_rows AS (
-  SELECT trace_id, 'Device' AS host_or_device, first_value(type) AS type, operation,
-         max(occurrences) AS occurrences,
-         sum(total_time_us) AS total_time_us,
-         sum(total_self_time_us) AS total_self_time_us,
-         sum(flops) AS flops, sum(model_flops) AS model_flops,
-         sum(bytes_accessed) AS bytes_accessed,
-         max(peak_tflops) AS peak_tflops, max(peak_hbm_gbps) AS peak_hbm_gbps,
-         max(device_time_us) AS side_time_us
-  FROM device_side
-  GROUP BY trace_id, operation
-  UNION ALL
-  SELECT t.trace_id, 'Device', 'IDLE', 'IDLE', 0,
-         t.device_time_us - coalesce(o.self_us, 0),
-         t.device_time_us - coalesce(o.self_us, 0),
-         NULL, NULL, NULL, NULL, NULL, t.device_time_us
-  FROM device_time t
-  LEFT JOIN (SELECT trace_id, sum(total_self_time_us) AS self_us
-             FROM device_side GROUP BY trace_id) o ON o.trace_id = t.trace_id
+  SELECT trace_id, 'Device' AS host_or_device, type, operation, occurrences,
+         total_time_us, total_self_time_us, flops, model_flops, bytes_accessed,
+         peak_tflops, peak_hbm_gbps, side_time_us
+  FROM (SELECT *, min(priority) OVER (PARTITION BY trace_id) AS kept_priority
+        FROM device_candidates)
+  WHERE priority = kept_priority
 ),
 host_events AS (
   SELECT e.trace_id, e.event_id, e.parent_id, e.track_id, e.ts_ps, e.dur_ps, e.occurrences,
