@@ -88,7 +88,22 @@ async fn read_only_refuses_what_writes_or_reads_paths() {
     }
     assert!(!target.exists(), "COPY wrote its file");
     // The tables are untouched.
-    let n = s.collect("SELECT count(*) AS n FROM events").await.unwrap();
+    // The stopped join's task ends at its next yield, and until then it
+    // holds a worker thread: under load the next statement can meet the
+    // same 0.3 s limit (seen once in the full suite). The session must
+    // answer once that work is gone, within a few seconds.
+    let mut answer = Err(String::new());
+    for _ in 0..10 {
+        answer = s
+            .collect("SELECT count(*) AS n FROM events")
+            .await
+            .map_err(|e| e.to_string());
+        if answer.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let n = answer.expect("the session answers after a stopped statement");
     assert!(i64s(&n[0], "n")[0].unwrap() > 0);
 }
 
@@ -157,7 +172,22 @@ async fn a_statement_past_its_timeout_fails_and_the_session_goes_on() {
         elapsed >= limit && elapsed < limit + Duration::from_secs(2),
         "stopped after {elapsed:?}"
     );
-    let n = s.collect("SELECT count(*) AS n FROM events").await.unwrap();
+    // The stopped join's task ends at its next yield, and until then it
+    // holds a worker thread: under load the next statement can meet the
+    // same 0.3 s limit (seen once in the full suite). The session must
+    // answer once that work is gone, within a few seconds.
+    let mut answer = Err(String::new());
+    for _ in 0..10 {
+        answer = s
+            .collect("SELECT count(*) AS n FROM events")
+            .await
+            .map_err(|e| e.to_string());
+        if answer.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let n = answer.expect("the session answers after a stopped statement");
     assert!(i64s(&n[0], "n")[0].unwrap() > 0);
 }
 
