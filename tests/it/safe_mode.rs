@@ -151,10 +151,12 @@ async fn a_statement_past_its_timeout_fails_and_the_session_goes_on() {
     let elapsed = started.elapsed();
     assert!(err.to_string().contains("time limit"), "{err}");
     // The deadline is a timer beside the query's stream (query::deadline):
-    // the error comes when the limit passes, not when the join next
-    // yields; 2 s of slack for a loaded machine, against many minutes.
+    // the error comes when the limit passes, not when the join runs to
+    // its end (many minutes). The timer shares the runtime's two worker
+    // threads with the join's long polls, so on a loaded machine it fires
+    // late (2.36 s once in CI, 2026-12-03): 10 s of slack.
     assert!(
-        elapsed >= limit && elapsed < limit + Duration::from_secs(2),
+        elapsed >= limit && elapsed < limit + Duration::from_secs(10),
         "stopped after {elapsed:?}"
     );
     // The stopped join's task ends at its next yield, and until then it
