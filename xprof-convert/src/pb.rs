@@ -210,6 +210,42 @@ mod tests {
         assert!(c.bytes().is_err());
     }
 
+    fn encode(mut v: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        while v >= 0x80 {
+            out.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+        out
+    }
+
+    /// A varint reads the same whether its message ends after it or more
+    /// bytes follow: values, lengths and error offsets.
+    #[test]
+    fn varints_read_the_same_near_the_end_and_far_from_it() {
+        let mut values = vec![0, 1, 127, 128, 300, u64::MAX, i64::MIN as u64, -1i64 as u64];
+        values.extend((0..64).map(|b| 1u64 << b));
+        values.extend((1..64).map(|b| (1u64 << b) - 1));
+        for v in values {
+            let exact = encode(v);
+            let mut padded = exact.clone();
+            padded.extend([0x80; 12]);
+            for buf in [&exact, &padded] {
+                let mut c = Cursor::new(buf, 7);
+                assert_eq!(c.varint().unwrap(), v, "{v} from {buf:?}");
+                assert_eq!(c.offset(), 7 + exact.len() as u64, "{v}");
+            }
+        }
+        let too_long = [0xff; 10];
+        let mut padded = too_long.to_vec();
+        padded.extend([0; 10]);
+        for buf in [&too_long[..], &padded] {
+            let e = Cursor::new(buf, 0).varint().unwrap_err();
+            assert_eq!((e.offset, e.what), (10, "varint longer than 64 bits"));
+        }
+    }
+
     #[test]
     fn ten_byte_varint_overflow_is_rejected() {
         let buf = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f];

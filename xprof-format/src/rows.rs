@@ -30,13 +30,13 @@ use arrow::array::{
     ArrayRef, BinaryArray, DictionaryArray, Float64Array, Int32Array, Int64Array, StringArray,
     UInt64Array,
 };
-use arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow::buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{Int32Type, Int64Type, UInt64Type};
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
 
 use crate::StatValue;
-use crate::builders::{DictBuilder, Interner, PrimCol, Sym, take_front};
+use crate::builders::{DictBuilder, Interner, PrimCol, Sym, byte_bitmap, take_front};
 use crate::schema::Table;
 
 /// One `events` row (see `docs/schema.md` for each column's meaning).
@@ -370,29 +370,40 @@ impl ValueColumns {
     }
 
     /// The six columns of every row; starts anew.
+    ///
+    /// `int_value`, `uint_value` and `double_value` share one buffer of
+    /// value bits: each column's validity says which rows are its own, and
+    /// a row's bits under another column's NULL are never read as values.
     pub fn finish(&mut self) -> Result<[ArrayRef; 6], ArrowError> {
         let n = self.len();
         let cap = self.flags.capacity();
-        let nulls = |bit: u8| {
-            let b = NullBuffer::from_iter(self.flags.iter().map(|f| f & bit != 0));
+        let flags = &self.flags;
+        let nulls = |flag: u8| {
+            let b = NullBuffer::new(byte_bitmap(flags, flag.trailing_zeros()));
             (b.null_count() > 0).then_some(b)
         };
         let keys = Int32Array::from_iter_values(self.type_index.iter().map(|t| *t as i32));
         let names = Arc::new(StringArray::from_iter_values(StatValue::TYPE_NAMES));
         let value_type: ArrayRef = Arc::new(DictionaryArray::<Int32Type>::try_new(keys, names)?);
-        let int: ArrayRef = Arc::new(Int64Array::new(
-            self.num.iter().map(|v| *v as i64).collect(),
+        let (int_nulls, uint_nulls, double_nulls, str_nulls, bytes_nulls) = (
             nulls(HAS_INT),
+            nulls(HAS_UINT),
+            nulls(HAS_DOUBLE),
+            nulls(HAS_STR),
+            nulls(HAS_BYTES),
+        );
+        let bits = Buffer::from_vec(take_front(&mut self.num, n, cap));
+        let int: ArrayRef = Arc::new(Int64Array::new(
+            ScalarBuffer::new(bits.clone(), 0, n),
+            int_nulls,
+        ));
+        let uint: ArrayRef = Arc::new(UInt64Array::new(
+            ScalarBuffer::new(bits.clone(), 0, n),
+            uint_nulls,
         ));
         let double: ArrayRef = Arc::new(Float64Array::new(
-            self.num.iter().map(|v| f64::from_bits(*v)).collect(),
-            nulls(HAS_DOUBLE),
-        ));
-        let (str_nulls, bytes_nulls, uint_nulls) =
-            (nulls(HAS_STR), nulls(HAS_BYTES), nulls(HAS_UINT));
-        let uint: ArrayRef = Arc::new(UInt64Array::new(
-            ScalarBuffer::from(take_front(&mut self.num, n, cap)),
-            uint_nulls,
+            ScalarBuffer::new(bits, 0, n),
+            double_nulls,
         ));
         let (offsets, data) = self.strs.finish();
         let strs: ArrayRef = Arc::new(StringArray::try_new(offsets, data, str_nulls)?);

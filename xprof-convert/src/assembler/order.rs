@@ -68,6 +68,43 @@ impl KeyColumn<'_> {
     }
 }
 
+/// The first row `i + 1` whose pair `(i, i + 1)` is still tied and
+/// descends on `values`; untied pairs that ascend.
+fn first_descent_in<T: Ord>(values: &[T], tied: &mut [bool]) -> Option<usize> {
+    for (i, (t, pair)) in tied.iter_mut().zip(values.windows(2)).enumerate() {
+        if *t {
+            match pair[0].cmp(&pair[1]) {
+                Ordering::Less => *t = false,
+                Ordering::Equal => {}
+                Ordering::Greater => return Some(i + 1),
+            }
+        }
+    }
+    None
+}
+
+impl KeyColumn<'_> {
+    /// [`first_descent_in`] of this column, NULLs last.
+    fn first_descent(&self, tied: &mut [bool]) -> Option<usize> {
+        match self {
+            KeyColumn::I32(a) if a.null_count() == 0 => first_descent_in(a.values(), tied),
+            KeyColumn::I64(a) if a.null_count() == 0 => first_descent_in(a.values(), tied),
+            _ => {
+                for (i, t) in tied.iter_mut().enumerate() {
+                    if *t {
+                        match self.cmp(i, i + 1) {
+                            Ordering::Less => *t = false,
+                            Ordering::Equal => {}
+                            Ordering::Greater => return Some(i + 1),
+                        }
+                    }
+                }
+                None
+            }
+        }
+    }
+}
+
 fn cmp_keys(a: &[KeyValue], b: &[KeyValue]) -> Ordering {
     for (x, y) in a.iter().zip(b) {
         let o = match (x, y) {
@@ -134,14 +171,14 @@ impl<'s> OrderedSink<'s> {
                 return Err(bad(0));
             }
         }
-        for row in 1..batch.num_rows() {
-            for c in &cols {
-                match c.cmp(row - 1, row) {
-                    Ordering::Less => break,
-                    Ordering::Equal => continue,
-                    Ordering::Greater => return Err(bad(row)),
-                }
-            }
+        // Column by column: `tied[i]` says rows i and i + 1 are equal on
+        // every column compared so far, so only they are compared on the
+        // next. The first bad row is the least over the columns (a column
+        // stops at its first; rows after it do not change the least).
+        let mut tied = vec![true; batch.num_rows() - 1];
+        let first_bad = cols.iter().filter_map(|c| c.first_descent(&mut tied)).min();
+        if let Some(row) = first_bad {
+            return Err(bad(row));
         }
         let last = batch.num_rows() - 1;
         self.last[idx] = Some(cols.iter().map(|c| c.value(last)).collect());
@@ -189,5 +226,24 @@ mod tests {
             .to_string();
         assert!(e.contains("row 1"), "{e}");
         assert_eq!(mem.rows(Table::StatMetadata), 5);
+    }
+
+    /// A later column may descend only where the earlier ones tie; the
+    /// row named is the first bad one over all columns.
+    #[test]
+    fn later_columns_are_checked_where_earlier_ones_tie() {
+        let mut mem = MemorySink::default();
+        let mut s = OrderedSink::new(&mut mem);
+        s.write(Table::StatMetadata, batch(&[(0, 9), (1, 0), (1, 1)]))
+            .unwrap();
+        let mut s = OrderedSink::new(&mut mem);
+        let e = s
+            .write(
+                Table::StatMetadata,
+                batch(&[(0, 1), (1, 0), (1, 2), (1, 1), (0, 9)]),
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("stat_metadata row 3 "), "{e}");
     }
 }

@@ -435,7 +435,7 @@ impl<'a> Decoder<'a> {
                 };
                 let v = meta.resolve(raw.value)?;
                 args.arg(event_id, key, &v);
-                p.apply(kind, &v, interner);
+                p.apply(kind, &v, meta.ref_sym(raw.value), interner);
                 if line.counters
                     && kind != StatKind::CounterValue
                     && let Some(x) = v.as_f64()

@@ -155,7 +155,10 @@ pub(crate) struct Promoted {
     pub source: Option<Sym>,
 }
 
-fn sym_of(v: &StatValue<'_>, interner: &mut Interner) -> Option<Sym> {
+fn sym_of(v: &StatValue<'_>, ref_sym: Option<Sym>, interner: &mut Interner) -> Option<Sym> {
+    if ref_sym.is_some() {
+        return ref_sym;
+    }
     match v.as_str() {
         Some(s) => Some(interner.intern(s)),
         None => match v {
@@ -168,17 +171,29 @@ fn sym_of(v: &StatValue<'_>, interner: &mut Interner) -> Option<Sym> {
 }
 
 impl Promoted {
-    /// Takes a stat into account; returns whether it was a promoted one.
+    /// Takes a stat into account. `ref_sym` is the symbol of a `ref`
+    /// value's string when the caller knows it (the stat metadata's own
+    /// symbol), so the string is not hashed again.
     #[inline]
-    pub fn apply(&mut self, kind: StatKind, v: &StatValue<'_>, interner: &mut Interner) {
+    pub fn apply(
+        &mut self,
+        kind: StatKind,
+        v: &StatValue<'_>,
+        ref_sym: Option<Sym>,
+        interner: &mut Interner,
+    ) {
         match kind {
             StatKind::Other => {}
-            StatKind::HloOp => self.hlo_op = sym_of(v, interner).or(self.hlo_op),
-            StatKind::HloModule => self.hlo_module = sym_of(v, interner).or(self.hlo_module),
-            StatKind::TfOp => self.tf_op = sym_of(v, interner).or(self.tf_op),
-            StatKind::HloCategory => self.hlo_category = sym_of(v, interner).or(self.hlo_category),
-            StatKind::ShapeWithLayout => self.shape = sym_of(v, interner).or(self.shape),
-            StatKind::Source => self.source = sym_of(v, interner).or(self.source),
+            StatKind::HloOp => self.hlo_op = sym_of(v, ref_sym, interner).or(self.hlo_op),
+            StatKind::HloModule => {
+                self.hlo_module = sym_of(v, ref_sym, interner).or(self.hlo_module)
+            }
+            StatKind::TfOp => self.tf_op = sym_of(v, ref_sym, interner).or(self.tf_op),
+            StatKind::HloCategory => {
+                self.hlo_category = sym_of(v, ref_sym, interner).or(self.hlo_category)
+            }
+            StatKind::ShapeWithLayout => self.shape = sym_of(v, ref_sym, interner).or(self.shape),
+            StatKind::Source => self.source = sym_of(v, ref_sym, interner).or(self.source),
             StatKind::ProgramId => self.program_id = v.as_u64().or(self.program_id),
             StatKind::Flops => self.flops = v.as_i64().or(self.flops),
             StatKind::ModelFlops => self.model_flops = v.as_i64().or(self.model_flops),
@@ -349,7 +364,8 @@ impl<'a> PlaneMeta<'a> {
                 };
                 let kind = st.kind;
                 let v = m.resolve(raw.value)?;
-                info.promoted.apply(kind, &v, interner);
+                info.promoted
+                    .apply(kind, &v, m.ref_sym(raw.value), interner);
             }
             if m.events.insert(key, info).is_none() {
                 m.event_order.push(key);
@@ -369,6 +385,15 @@ impl<'a> PlaneMeta<'a> {
         match self.stat_dense.get(id as usize) {
             Some(entry) => *entry,
             None => self.stats.get(&id).map(|s| (s.sym, s.kind)),
+        }
+    }
+
+    /// The symbol of a `ref` value's string (its stat metadata's name).
+    #[inline]
+    pub fn ref_sym(&self, raw: RawValue<'_>) -> Option<Sym> {
+        match raw {
+            RawValue::Ref(id) => self.stat_key(id).map(|(sym, _)| sym),
+            _ => None,
         }
     }
 
