@@ -249,7 +249,7 @@ impl TableFunctionImpl for DiffFunction {
 /// the tables again registers the functions again).
 pub async fn register_diff_functions(ctx: &SessionContext, schema: &str) -> Result<()> {
     for d in DIFFS {
-        let plan = plan_in_schema(ctx, schema, &d.sql()).await?;
+        let plan = plan_in_schema(&ctx.state(), schema, &d.sql()).await?;
         ctx.register_udtf(d.name, Arc::new(DiffFunction { name: d.name, plan }));
     }
     Ok(())

@@ -30,7 +30,6 @@ use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Result};
 use datafusion::datasource::TableType;
 use datafusion::execution::TaskContext;
-use datafusion::execution::context::SessionState;
 use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::logical_expr::Expr;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
@@ -43,6 +42,8 @@ use datafusion::physical_plan::{
 use datafusion::physical_planner::{DefaultPhysicalPlanner, PhysicalPlanner as _};
 use futures_util::{StreamExt as _, TryStreamExt as _, stream};
 use xprof_format::hash::FxHashMap;
+
+use crate::tables::{plan_in_schema, session_state};
 
 /// Hops a step spreads from its root at most (the SQL's `hops < 64`).
 pub const MAX_HOPS: u8 = 64;
@@ -145,6 +146,11 @@ impl EventStepsTable {
     }
 }
 
+/// The `event_steps` view's [`NativeView`](crate::views::NativeView).
+pub(crate) fn native_view(tables_schema: &str, definition: &'static str) -> Arc<dyn TableProvider> {
+    Arc::new(EventStepsTable::new(tables_schema, definition))
+}
+
 #[async_trait]
 impl TableProvider for EventStepsTable {
     fn schema(&self) -> SchemaRef {
@@ -166,21 +172,16 @@ impl TableProvider for EventStepsTable {
         _filters: &[Expr],
         _limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let state = state
-            .as_any()
-            .downcast_ref::<SessionState>()
-            .ok_or_else(|| DataFusionError::Internal("event_steps: not a SessionState".into()))?;
-        let mut state = state.clone();
-        state.config_mut().options_mut().catalog.default_schema = self.tables_schema.clone();
+        let state = session_state(state, "event_steps")?;
         let mut inputs = Vec::with_capacity(INPUTS.len());
         for sql in INPUTS {
-            let logical = state.create_logical_plan(sql).await?;
+            let logical = plan_in_schema(state, &self.tables_schema, sql).await?;
             let logical = state.optimize(&logical)?;
             // This process's own planner, also in a cluster session: the
             // walk runs here, as the recursive SQL did.
             inputs.push(
                 DefaultPhysicalPlanner::default()
-                    .create_physical_plan(&logical, &state)
+                    .create_physical_plan(&logical, state)
                     .await?,
             );
         }
@@ -735,11 +736,11 @@ impl Walk {
             };
             let (trace, event) = self.nodes.key(node as u32);
             rows.push(trace, event, *number, *root_event, name);
-            if rows.len == BATCH_ROWS {
+            if rows.len() == BATCH_ROWS {
                 out.push(rows.finish(schema)?);
             }
         }
-        if rows.len > 0 || out.is_empty() {
+        if rows.len() > 0 || out.is_empty() {
             out.push(rows.finish(schema)?);
         }
         Ok(out)
@@ -754,7 +755,6 @@ struct Rows {
     step: Decimal128Builder,
     root: Int64Builder,
     name: StringViewBuilder,
-    len: usize,
 }
 
 impl Rows {
@@ -764,11 +764,14 @@ impl Rows {
         self.step.append_value(i128::from(step));
         self.root.append_value(root);
         self.name.append_value(name);
-        self.len += 1;
+    }
+
+    /// Rows pushed since the last batch.
+    fn len(&self) -> usize {
+        arrow::array::ArrayBuilder::len(&self.trace)
     }
 
     fn finish(&mut self, schema: &SchemaRef) -> Result<RecordBatch> {
-        self.len = 0;
         let step = self.step.finish().with_precision_and_scale(20, 0)?;
         Ok(RecordBatch::try_new(
             schema.clone(),

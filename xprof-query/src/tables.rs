@@ -26,6 +26,7 @@ use datafusion::datasource::listing::{
     ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
 };
 use datafusion::error::DataFusionError;
+use datafusion::execution::context::SessionState;
 use datafusion::logical_expr::{Expr, LogicalPlan, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::union::UnionExec;
@@ -35,7 +36,6 @@ use xprof_format::Table;
 use xprof_format::dataset;
 
 use crate::error::Result;
-use crate::event_steps::EventStepsTable;
 use crate::views::VIEWS;
 
 /// The schema profile tables are registered under by default.
@@ -438,13 +438,25 @@ pub(crate) fn ensure_schema(ctx: &SessionContext, schema: &str) -> Result<()> {
 /// Plans `sql` with `schema` as the default schema: unqualified table
 /// names resolve to the profile tables there, whatever the host's default.
 pub(crate) async fn plan_in_schema(
-    ctx: &SessionContext,
+    state: &SessionState,
     schema: &str,
     sql: &str,
-) -> Result<LogicalPlan> {
-    let mut state = ctx.state();
+) -> datafusion::common::Result<LogicalPlan> {
+    let mut state = state.clone();
     state.config_mut().options_mut().catalog.default_schema = schema.to_string();
-    Ok(state.create_logical_plan(sql).await?)
+    state.create_logical_plan(sql).await
+}
+
+/// The [`SessionState`] behind a table provider's `&dyn Session` (every
+/// session of this crate has one); `who` names the caller in the error.
+pub(crate) fn session_state<'s>(
+    session: &'s dyn Session,
+    who: &str,
+) -> datafusion::common::Result<&'s SessionState> {
+    session
+        .as_any()
+        .downcast_ref::<SessionState>()
+        .ok_or_else(|| DataFusionError::Internal(format!("{who}: not a SessionState")))
 }
 
 /// Creates every view of [`VIEWS`] in `schema` of `ctx` (the tables must
@@ -455,13 +467,12 @@ pub async fn register_views(ctx: &SessionContext, schema: &str) -> Result<()> {
     for v in VIEWS {
         let name = TableReference::partial(schema, v.name);
         ctx.deregister_table(name.clone())?;
-        if v.name == "event_steps" {
-            // The SQL is its definition; the rows come from a walk that
-            // gives the same ones without the recursion's cost.
-            ctx.register_table(name, Arc::new(EventStepsTable::new(schema, v.sql)))?;
+        if let Some(native) = v.native {
+            // The SQL is its definition; the rows come another way.
+            ctx.register_table(name, native(schema, v.sql))?;
             continue;
         }
-        let plan = plan_in_schema(ctx, schema, v.sql).await?;
+        let plan = plan_in_schema(&ctx.state(), schema, v.sql).await?;
         ctx.register_table(
             name,
             Arc::new(ViewTable::new(plan, Some(v.sql.to_string()))),

@@ -19,7 +19,6 @@ use datafusion::catalog::{Session, TableFunctionArgs, TableFunctionImpl, TablePr
 use datafusion::common::{DataFusionError, Result, ScalarValue, plan_err};
 use datafusion::datasource::TableType;
 use datafusion::datasource::memory::MemorySourceConfig;
-use datafusion::execution::context::SessionState;
 use datafusion::logical_expr::{Expr, col, lit};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
@@ -288,10 +287,7 @@ impl TableProvider for EventTree {
         _filters: &[Expr],
         _limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let state = state
-            .as_any()
-            .downcast_ref::<SessionState>()
-            .ok_or_else(|| DataFusionError::Internal("not a SessionState".into()))?;
+        let state = crate::tables::session_state(state, "event_tree")?;
         let ctx = SessionContext::new_with_state(state.clone());
         let origin = self.origin(&ctx).await?;
         let candidates = self.candidates(&ctx, &origin).await?;
