@@ -29,6 +29,7 @@ mod oracles;
 mod report;
 mod safe_mode;
 mod shell_pty;
+mod single_trace_join;
 mod sort_order;
 mod warehouse;
 mod xspace_derived;

@@ -26,6 +26,7 @@ pub mod factory;
 pub mod functions;
 pub mod read_only;
 pub mod session;
+pub mod single_trace_join;
 pub mod tables;
 pub mod views;
 

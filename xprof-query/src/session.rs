@@ -18,7 +18,9 @@ use xprof_format::dataset::{self, WriteOptions};
 use crate::dictionary_aggregate::DictionaryGroupBy;
 use crate::error::{QueryError, Result};
 use crate::factory::register_table_factories;
+use crate::single_trace_join::SingleTraceJoin;
 use crate::tables::{DEFAULT_SCHEMA, ProfileTables, StringColumns, TableParts};
+use datafusion::physical_optimizer::optimizer::PhysicalOptimizer;
 
 /// Raw inputs up to this inflated size are converted into memory: about
 /// 11× this in Arrow arrays (176 MiB), within the conversion budget of
@@ -328,13 +330,18 @@ pub fn default_config() -> SessionConfig {
 }
 
 /// A context of our own: `config`, `runtime`, DataFusion's defaults, and
-/// the physical rule grouping by dictionary strings without hashing every
-/// row ([`DictionaryGroupBy`]).
+/// two physical rules: joins of one trace keyed without `trace_id`
+/// ([`SingleTraceJoin`], before DataFusion's rules) and grouping by
+/// dictionary strings without hashing every row ([`DictionaryGroupBy`],
+/// after them).
 fn new_context(config: SessionConfig, runtime: Arc<RuntimeEnv>) -> SessionContext {
+    let mut rules = PhysicalOptimizer::new().rules;
+    rules.insert(0, Arc::new(SingleTraceJoin));
     let state = SessionStateBuilder::new()
         .with_config(config)
         .with_runtime_env(runtime)
         .with_default_features()
+        .with_physical_optimizer_rules(rules)
         .with_physical_optimizer_rule(Arc::new(DictionaryGroupBy::default()))
         .build();
     SessionContext::new_with_state(state)
