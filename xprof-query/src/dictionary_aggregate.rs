@@ -412,6 +412,12 @@ struct Groups {
     /// group's codes and the map from codes to group.
     group_codes: Vec<Codes>,
     group_of_codes: FxHashMap<Codes, usize>,
+    /// Two keys whose codes of a batch all fit in 32 bits, no NULLs: the
+    /// group of the codes packed into one `u64`, hashed as one word. A
+    /// group reached through both maps is two groups of the partial
+    /// state, which the `Final` aggregate merges, as it does the groups
+    /// emitted early.
+    group_of_pair: FxHashMap<u64, usize>,
     /// Per batch: the codes of each key column, and each row's group.
     column_codes: Vec<Vec<u64>>,
     group_indices: Vec<usize>,
@@ -440,6 +446,7 @@ impl Groups {
             dictionaries,
             group_codes: Vec::new(),
             group_of_codes: FxHashMap::default(),
+            group_of_pair: FxHashMap::default(),
             group_indices: Vec::new(),
         })
     }
@@ -515,6 +522,28 @@ impl Groups {
         }
         self.group_indices.clear();
         self.group_indices.reserve(rows);
+        if let [first, second] = &self.column_codes[..]
+            && nulls
+                .iter()
+                .all(|n| n.as_ref().is_none_or(|n| n.null_count() == 0))
+            && first
+                .iter()
+                .chain(second)
+                .all(|c| *c <= u64::from(u32::MAX))
+        {
+            for (&a, &b) in first.iter().zip(second) {
+                let next = self.group_codes.len();
+                let group = *self.group_of_pair.entry(a << 32 | b).or_insert(next);
+                if group == next {
+                    let mut codes: Codes = [0; MAX_KEYS + 1];
+                    codes[0] = a;
+                    codes[1] = b;
+                    self.group_codes.push(codes);
+                }
+                self.group_indices.push(group);
+            }
+            return Ok(());
+        }
         for row in 0..rows {
             let mut codes: Codes = [0; MAX_KEYS + 1];
             for (position, column) in self.column_codes.iter().enumerate() {
@@ -571,6 +600,7 @@ impl Groups {
         }
         self.group_codes.clear();
         self.group_of_codes.clear();
+        self.group_of_pair.clear();
         Ok(RecordBatch::try_new(Arc::clone(&self.schema), columns)?)
     }
 }
