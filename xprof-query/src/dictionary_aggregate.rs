@@ -15,7 +15,8 @@
 //! (Parquet batches of one column chunk do). With one key the value id is
 //! the group; with up to [`MAX_KEYS`] keys (dictionaries and integers,
 //! e.g. `GROUP BY trace_id, name`) the group is found by hashing the row's
-//! few fixed-width codes, never its strings. The aggregates are
+//! few fixed-width codes, never its strings (two codes that fit in 32 bits
+//! each: one packed `u64`). The aggregates are
 //! DataFusion's own [`GroupsAccumulator`]s, and the output is the replaced
 //! operator's: the group values (as the same types) and each aggregate's
 //! partial state, merged by the unchanged `Final` aggregate above. Past

@@ -22,7 +22,7 @@
 //!
 //! Measured on the 50 M-event synthetic dataset (`benches/README.md`,
 //! issue 30, item 3): `top_kernels` (events joined with the tracks of two
-//! kinds, grouped by name) 0.69 s → 0.33 s in process, the join itself
+//! kinds, grouped by name) 0.69 s → 0.35 s in process, the join itself
 //! 332 ms → 207 ms with the array map; the dynamic filter pushed into the
 //! events scan is then on `track_id` alone, which prunes by statistics as
 //! before.
