@@ -10,7 +10,6 @@ use crate::common;
 
 use std::sync::Arc;
 
-use arrow::array::RecordBatch;
 use common::*;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::SessionContext;
@@ -63,24 +62,6 @@ const KEPT: &[&str] = &[
 const SORTED_KEY: &str =
     "SELECT name, track_id, count(*) AS n FROM events GROUP BY name, track_id ORDER BY 1, 2";
 
-async fn collect(ctx: &SessionContext, sql: &str) -> RecordBatch {
-    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
-    arrow::compute::concat_batches(&batches[0].schema(), &batches).unwrap()
-}
-
-async fn plan_text(ctx: &SessionContext, sql: &str) -> String {
-    let plan = ctx
-        .sql(&format!("EXPLAIN {sql}"))
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
-    arrow::util::pretty::pretty_format_batches(&plan)
-        .unwrap()
-        .to_string()
-}
-
 /// A session on a context with the default configuration, and the rule
 /// when `rule` is given.
 fn session(rule: Option<DictionaryGroupBy>) -> ProfileSession {
@@ -116,22 +97,22 @@ async fn dictionary_grouping_returns_what_datafusion_returns() {
             }
         }
         for sql in REPLACED.iter().chain(KEPT).chain([&SORTED_KEY]) {
-            let expected = collect(plain.context(), sql).await;
+            let expected = collect_one(plain.context(), sql).await;
             assert!(expected.num_rows() > 0, "{sql} on {input:?}");
             for s in &sessions {
-                let got = collect(s.context(), sql).await;
+                let got = collect_one(s.context(), sql).await;
                 assert_eq!(got, expected, "{sql} on {input:?}");
             }
         }
         for sql in REPLACED {
-            let plan = plan_text(sessions[0].context(), sql).await;
+            let plan = explain_text(sessions[0].context(), sql).await;
             assert!(plan.contains("DictionaryPartialAggregateExec"), "{plan}");
         }
         for sql in KEPT {
-            let plan = plan_text(sessions[0].context(), sql).await;
+            let plan = explain_text(sessions[0].context(), sql).await;
             assert!(!plan.contains("DictionaryPartialAggregateExec"), "{plan}");
         }
-        let plan = plan_text(sessions[0].context(), SORTED_KEY).await;
+        let plan = explain_text(sessions[0].context(), SORTED_KEY).await;
         let replaced = plan.contains("DictionaryPartialAggregateExec");
         assert_eq!(replaced, !*small_batches, "{plan}");
     }
@@ -143,6 +124,6 @@ async fn profile_sessions_group_dictionaries_with_the_rule() {
     s.open(&[cpu_fixture(REAL_CPU[0])], &OpenOptions::default())
         .await
         .unwrap();
-    let plan = plan_text(s.context(), REPLACED[0]).await;
+    let plan = explain_text(s.context(), REPLACED[0]).await;
     assert!(plan.contains("DictionaryPartialAggregateExec"), "{plan}");
 }

@@ -12,7 +12,6 @@ use crate::common;
 
 use std::sync::Arc;
 
-use arrow::array::RecordBatch;
 use common::*;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::physical_optimizer::optimizer::PhysicalOptimizer;
@@ -56,25 +55,6 @@ const JOINS: &[&str] = &[
      GROUP BY e.name ORDER BY 1",
 ];
 
-async fn collect(ctx: &SessionContext, sql: &str) -> RecordBatch {
-    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
-    let schema = ctx.sql(sql).await.unwrap().schema().as_arrow().clone();
-    arrow::compute::concat_batches(&Arc::new(schema), &batches).unwrap()
-}
-
-async fn plan_text(ctx: &SessionContext, sql: &str) -> String {
-    let plan = ctx
-        .sql(&format!("EXPLAIN {sql}"))
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
-    arrow::util::pretty::pretty_format_batches(&plan)
-        .unwrap()
-        .to_string()
-}
-
 /// DataFusion's default rules, with the rule in front when `rule`.
 fn session(rule: bool) -> ProfileSession {
     let mut rules = PhysicalOptimizer::new().rules;
@@ -88,6 +68,16 @@ fn session(rule: bool) -> ProfileSession {
     ProfileSession::with_context(SessionContext::new_with_state(state.build()))
 }
 
+/// A session without the rule and one with it, both on `dataset`.
+async fn sessions_on(dataset: &std::path::Path) -> (ProfileSession, ProfileSession) {
+    let mut plain = session(false);
+    let mut rewritten = session(true);
+    for s in [&mut plain, &mut rewritten] {
+        s.open(&[dataset], &OpenOptions::default()).await.unwrap();
+    }
+    (plain, rewritten)
+}
+
 /// The `HashJoinExec` lines of a plan.
 fn hash_joins(plan: &str) -> Vec<&str> {
     plan.lines()
@@ -99,18 +89,12 @@ fn hash_joins(plan: &str) -> Vec<&str> {
 async fn one_trace_joins_move_trace_id_to_the_filter_and_answer_the_same() {
     for input in [cpu_fixture(REAL_CPU[0]), gpu_fixture(REAL_GPU[0])] {
         let (dataset, _) = dataset_of(std::slice::from_ref(&input));
-        let mut plain = session(false);
-        let mut rewritten = session(true);
-        for s in [&mut plain, &mut rewritten] {
-            s.open(&[dataset.path()], &OpenOptions::default())
-                .await
-                .unwrap();
-        }
+        let (plain, rewritten) = sessions_on(dataset.path()).await;
         for sql in JOINS {
-            let expected = collect(plain.context(), sql).await;
-            let got = collect(rewritten.context(), sql).await;
+            let expected = collect_one(plain.context(), sql).await;
+            let got = collect_one(rewritten.context(), sql).await;
             assert_eq!(got, expected, "{sql} on {input:?}");
-            let plan = plan_text(rewritten.context(), sql).await;
+            let plan = explain_text(rewritten.context(), sql).await;
             let joins = hash_joins(&plan);
             assert!(!joins.is_empty(), "{plan}");
             for join in joins {
@@ -123,7 +107,7 @@ async fn one_trace_joins_move_trace_id_to_the_filter_and_answer_the_same() {
             }
         }
         // The benchmark's join on one key gets DataFusion's array map.
-        let analyzed = plan_text(rewritten.context(), &format!("ANALYZE {}", JOINS[0])).await;
+        let analyzed = explain_text(rewritten.context(), &format!("ANALYZE {}", JOINS[0])).await;
         assert!(analyzed.contains("array_map_created_count=1"), "{analyzed}");
     }
 }
@@ -133,19 +117,13 @@ async fn two_traces_keep_trace_id_a_key() {
     let inputs = [cpu_fixture(REAL_CPU[0]), cpu_fixture(REAL_CPU[1])];
     let (dataset, written) = dataset_of(&inputs);
     assert_eq!(written.len(), 2);
-    let mut plain = session(false);
-    let mut rewritten = session(true);
-    for s in [&mut plain, &mut rewritten] {
-        s.open(&[dataset.path()], &OpenOptions::default())
-            .await
-            .unwrap();
-    }
+    let (plain, rewritten) = sessions_on(dataset.path()).await;
     for sql in JOINS {
-        let expected = collect(plain.context(), sql).await;
+        let expected = collect_one(plain.context(), sql).await;
         assert!(expected.num_rows() > 0, "{sql}");
-        let got = collect(rewritten.context(), sql).await;
+        let got = collect_one(rewritten.context(), sql).await;
         assert_eq!(got, expected, "{sql}");
-        let plan = plan_text(rewritten.context(), sql).await;
+        let plan = explain_text(rewritten.context(), sql).await;
         for join in hash_joins(&plan) {
             let keys = join.split("filter=").next().unwrap();
             assert!(keys.contains("(trace_id@"), "{join}");

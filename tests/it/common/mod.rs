@@ -387,3 +387,27 @@ pub fn one_event_plane(id: i64, name: String) -> xprof_sql::format::wire::XPlane
         ..Default::default()
     }
 }
+
+/// The answer to `sql` on `ctx`, as one batch (of the query's schema, also
+/// when it has no rows).
+pub async fn collect_one(ctx: &datafusion::prelude::SessionContext, sql: &str) -> RecordBatch {
+    let frame = ctx.sql(sql).await.unwrap();
+    let schema = std::sync::Arc::new(frame.schema().as_arrow().clone());
+    let batches = frame.collect().await.unwrap();
+    concat_batches(&schema, &batches).unwrap()
+}
+
+/// `EXPLAIN sql` on `ctx` as a text table (`sql` may start with
+/// `ANALYZE`).
+pub async fn explain_text(ctx: &datafusion::prelude::SessionContext, sql: &str) -> String {
+    let plan = ctx
+        .sql(&format!("EXPLAIN {sql}"))
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    arrow::util::pretty::pretty_format_batches(&plan)
+        .unwrap()
+        .to_string()
+}
