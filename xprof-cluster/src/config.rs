@@ -1,0 +1,49 @@
+//! What every process of a cluster shares: the scheduler's default port,
+//! the gRPC message limit, the Ballista settings and the functions of this
+//! project that plans name. The scheduler, the executors, the in-process
+//! cluster and the client all build on these, so both sides of a plan
+//! agree on them.
+
+use std::sync::Arc;
+
+use ballista_core::extension::{
+    SessionConfigExt, ballista_aggregate_functions, ballista_scalar_functions,
+    ballista_window_functions,
+};
+use datafusion::execution::{FunctionRegistry as _, SessionState, SessionStateBuilder};
+use datafusion::prelude::SessionConfig;
+
+/// The port a scheduler listens on unless told otherwise (Ballista's).
+pub const DEFAULT_SCHEDULER_PORT: u16 = 50050;
+
+/// Largest gRPC message between client, scheduler and executors: plans of
+/// the deeper views are several MiB once encoded.
+pub(crate) const GRPC_MESSAGE_BYTES: usize = 256 << 20;
+
+/// The functions a plan of this project can call, with Ballista's own:
+/// what the scheduler's sessions and the executors' registry hold. Plans
+/// name functions, so both sides must register them under the same names.
+pub(crate) fn with_project_functions(builder: SessionStateBuilder) -> SessionState {
+    let mut state = builder
+        .with_scalar_functions(ballista_scalar_functions())
+        .with_aggregate_functions(ballista_aggregate_functions())
+        .with_window_functions(ballista_window_functions())
+        .build();
+    for f in xprof_query::functions::scalar_functions() {
+        // Replacing a built-in of the same name (`length`) is the point.
+        let _ = state.register_udf(Arc::new(f));
+    }
+    for f in xprof_query::functions::aggregate_functions() {
+        let _ = state.register_udaf(Arc::new(f));
+    }
+    for f in xprof_query::functions::window_functions() {
+        let _ = state.register_udwf(Arc::new(f));
+    }
+    state
+}
+
+/// The Ballista settings every process of a cluster shares.
+pub(crate) fn cluster_config() -> SessionConfig {
+    SessionConfig::new_with_ballista()
+        .with_ballista_grpc_client_max_message_size(GRPC_MESSAGE_BYTES)
+}
