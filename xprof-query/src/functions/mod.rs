@@ -1,7 +1,7 @@
 //! Functions profile queries use, one file each; [`register_all`] adds
 //! them to a context (a host program may call it on its own).
 //!
-//! A new function is a new file here, its line in [`FUNCTIONS`] (the one
+//! A new function is a new file here, its line in `FUNCTIONS` (the one
 //! list that registration, [`NAMES`] and the cluster's lists read), and a
 //! golden query using it in tests/sql/. A scalar function giving one
 //! `BIGINT` per row is declared with `int64_function!` (below): its file
