@@ -26,7 +26,7 @@ use datafusion::logical_expr::{Expr, LogicalPlan};
 use datafusion::prelude::SessionContext;
 
 use crate::error::Result;
-use crate::tables::plan_in_schema;
+use crate::plan::plan_in_schema;
 
 /// A measure of a diff: its column name and the aggregate over the view's
 /// rows of one side (the view's rows are `x`).

@@ -34,8 +34,8 @@ use datafusion::prelude::SessionContext;
 use xprof_convert::reader::READERS;
 use xprof_format::Table;
 
-use crate::error::Result;
-use crate::session::{Inputs, OpenOptions};
+use crate::error::{QueryError, Result};
+use crate::inputs::{Inputs, OpenOptions};
 use crate::tables::ProfileTables;
 
 /// Creates profile tables for `CREATE EXTERNAL TABLE … STORED AS FORMAT`.
@@ -89,7 +89,7 @@ impl ProfileTableFactory {
             let head = xprof_convert::input::read_head(location, 4096)?;
             let found = xprof_convert::reader::detect(location, &head)?.name();
             if found != format {
-                return Err(crate::QueryError::Inputs(format!(
+                return Err(QueryError::Inputs(format!(
                     "{}: STORED AS {} but the file is {found}",
                     location.display(),
                     format.to_uppercase()
@@ -107,7 +107,7 @@ impl TableProviderFactory for ProfileTableFactory {
         _state: &dyn Session,
         cmd: &CreateExternalTable,
     ) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let external = |e: crate::QueryError| DataFusionError::External(Box::new(e));
+        let external = |e: QueryError| DataFusionError::External(Box::new(e));
         let [location] = cmd.locations.as_slice() else {
             return Err(DataFusionError::Plan(
                 "a profile table takes one LOCATION (a file, run folder, log folder or dataset)"

@@ -13,29 +13,41 @@
 //!
 //! It is the only crate that depends on DataFusion; converters know
 //! nothing of SQL.
+//!
+//! # Layout
+//!
+//! The files import one another in one direction, from the top down:
+//! `session.rs` and [`factory`] (the ways in) open `inputs.rs` (what was
+//! opened, where each table's rows are) and register it through
+//! `catalog.rs` (a profile's tables, functions, views and diffs on a
+//! context), which reads [`tables`] (the providers), [`functions`],
+//! [`views`] (`views/*.sql` and [`event_steps`]) and [`diff`]. Below them
+//! are `physical/` (the physical rules and plans: [`dictionary_aggregate`],
+//! [`single_trace_join`], the statement time limit) and `plan.rs` (planning
+//! helpers). [`export`] reads a session's tables into a timeline file.
 
 #![warn(missing_docs)]
 
-mod deadline;
-pub mod dictionary_aggregate;
+mod catalog;
 pub mod diff;
 pub mod error;
-pub mod event_steps;
 pub mod export;
 pub mod factory;
 pub mod functions;
+mod inputs;
+mod physical;
+mod plan;
 pub mod read_only;
 pub mod session;
-pub mod single_trace_join;
 pub mod tables;
 pub mod views;
 
 pub use error::{QueryError, Result};
 pub use factory::{ProfileTableFactory, SessionContextExt, register_table_factories};
-pub use session::{
-    DEFAULT_IN_MEMORY_LIMIT, EVENTS_DB_SCHEMA, OpenOptions, Opened, ProfileSession, SessionOptions,
-    default_config,
-};
+pub use inputs::{DEFAULT_IN_MEMORY_LIMIT, OpenOptions, Opened};
+pub use physical::{dictionary_aggregate, single_trace_join};
+pub use session::{EVENTS_DB_SCHEMA, ProfileSession, SessionOptions, default_config};
 pub use tables::{DEFAULT_SCHEMA, ProfileTables, StringColumns};
+pub use views::event_steps;
 pub use xprof_convert;
 pub use xprof_format;

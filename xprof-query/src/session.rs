@@ -1,221 +1,25 @@
 //! [`ProfileSession`]: opens profiles and registers the tables and views
-//! under their own schema of a DataFusion [`SessionContext`].
+//! under their own schema of a DataFusion [`SessionContext`], with the
+//! limits its statements run under ([`SessionOptions`]).
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use datafusion::common::TableReference;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::runtime_env::RuntimeEnv;
+use datafusion::physical_optimizer::optimizer::PhysicalOptimizer;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use xprof_convert::batch::{self, Converted};
-use xprof_convert::input;
-use xprof_convert::reader::ConvertOptions;
-use xprof_format::Table;
-use xprof_format::dataset::{self, WriteOptions};
 
-use crate::dictionary_aggregate::DictionaryGroupBy;
 use crate::error::{QueryError, Result};
 use crate::factory::register_table_factories;
-use crate::single_trace_join::SingleTraceJoin;
-use crate::tables::{DEFAULT_SCHEMA, ProfileTables, StringColumns, TableParts};
-use datafusion::physical_optimizer::optimizer::PhysicalOptimizer;
+use crate::inputs::{Inputs, MEMORY_PER_INPUT_BYTE};
+use crate::physical::deadline::{Deadline, timed_out};
+use crate::physical::dictionary_aggregate::DictionaryGroupBy;
+use crate::physical::single_trace_join::SingleTraceJoin;
+use crate::tables::{DEFAULT_SCHEMA, StringColumns};
 
-/// Raw inputs up to this inflated size are converted into memory: about
-/// 11× this in Arrow arrays (176 MiB), within the conversion budget of
-/// docs/design.md. Larger ones go through a temporary dataset, which
-/// measured as fast from 100 MiB on and 5-8× smaller in memory.
-pub const DEFAULT_IN_MEMORY_LIMIT: u64 = 16 << 20;
-
-/// Bytes of Arrow memory one byte of XSpace input takes when converted
-/// into memory (measured: 1,174 MiB for the 105 MiB real profile).
-const MEMORY_PER_INPUT_BYTE: u64 = 11;
-
-/// How inputs are opened.
-#[derive(Clone)]
-pub struct OpenOptions {
-    /// Run to open in a log folder (default: the latest).
-    pub run: Option<String>,
-    /// Threads converting files in parallel.
-    pub threads: usize,
-    /// Raw inputs whose inflated size (a `.gz` file counts as what it
-    /// inflates to) is larger than this in total are converted to a
-    /// temporary Parquet dataset and queried from there, so memory stays
-    /// bounded; smaller ones are kept in memory, which costs about 11× the
-    /// input (benches/README.md, "query and shell memory").
-    pub in_memory_limit_bytes: u64,
-    /// Options of the converters.
-    pub convert: ConvertOptions,
-}
-
-impl Default for OpenOptions {
-    fn default() -> Self {
-        Self {
-            run: None,
-            threads: batch::default_threads(),
-            in_memory_limit_bytes: DEFAULT_IN_MEMORY_LIMIT,
-            convert: ConvertOptions::default(),
-        }
-    }
-}
-
-impl std::fmt::Debug for OpenOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenOptions")
-            .field("run", &self.run)
-            .field("threads", &self.threads)
-            .field("in_memory_limit_bytes", &self.in_memory_limit_bytes)
-            .finish()
-    }
-}
-
-/// One input as opened.
-#[derive(Debug, Clone)]
-pub enum Opened {
-    /// A raw profile converted on open.
-    Converted(Converted),
-    /// A Parquet dataset folder read as is.
-    Dataset {
-        /// The folder.
-        path: PathBuf,
-        /// Its trace ids.
-        trace_ids: Vec<i32>,
-    },
-}
-
-/// The opened inputs of a session or a `CREATE EXTERNAL TABLE`: where
-/// each table's rows are.
-#[derive(Debug, Default)]
-pub(crate) struct Inputs {
-    parts: BTreeMap<Table, TableParts>,
-    opened: Vec<Opened>,
-    used_trace_ids: Vec<i32>,
-}
-
-impl Inputs {
-    /// Opens inputs: files, run folders, log folders or Parquet datasets
-    /// written by `convert`.
-    pub fn open<P: AsRef<Path>>(&mut self, inputs: &[P], options: &OpenOptions) -> Result<()> {
-        let mut files = Vec::new();
-        for p in inputs {
-            let p = p.as_ref();
-            if p.is_dir() && dataset::is_dataset(p) {
-                self.add_dataset(p)?;
-            } else {
-                files.extend(input::discover(p, options.run.as_deref())?);
-            }
-        }
-        if files.is_empty() {
-            return Ok(());
-        }
-        // Decided by what the inputs inflate to, not their size on disk.
-        let mut total = 0u64;
-        for f in &files {
-            total += input::inflated_len(&f.path)?;
-        }
-        let first = self.used_trace_ids.iter().max().map_or(0, |m| m + 1);
-        if total > options.in_memory_limit_bytes {
-            let tmp = tempfile::tempdir()
-                .map_err(|e| QueryError::Inputs(format!("temporary folder: {e}")))?;
-            let converted = batch::convert_to_dataset(
-                &files,
-                tmp.path(),
-                &options.convert,
-                &WriteOptions::default(),
-                options.threads,
-                Some(first),
-            )?;
-            // The folder lives as long as the last table reading it.
-            let tmp = Arc::new(tmp);
-            for c in &converted {
-                for w in &c.written {
-                    if let Some(t) = w
-                        .parent()
-                        .and_then(|d| d.file_name())
-                        .and_then(|n| Table::from_name(&n.to_string_lossy()))
-                    {
-                        self.parts
-                            .entry(t)
-                            .or_default()
-                            .files
-                            .push((w.clone(), Some(tmp.clone())));
-                    }
-                }
-            }
-            self.claim_ids(converted.iter().map(|c| c.trace_id).collect(), tmp.path())?;
-            self.opened
-                .extend(converted.into_iter().map(Opened::Converted));
-        } else {
-            let (sink, converted) =
-                batch::convert_to_memory(&files, first, &options.convert, options.threads)?;
-            self.used_trace_ids
-                .extend(converted.iter().map(|c| c.trace_id));
-            for (t, batches) in sink.tables {
-                self.parts.entry(t).or_default().memory.extend(batches);
-            }
-            self.opened
-                .extend(converted.into_iter().map(Opened::Converted));
-        }
-        Ok(())
-    }
-
-    fn claim_ids(&mut self, ids: Vec<i32>, source: &Path) -> Result<()> {
-        if let Some(dup) = ids.iter().find(|i| self.used_trace_ids.contains(i)) {
-            return Err(QueryError::Inputs(format!(
-                "{}: trace id {dup} is already open from another input; convert the inputs into one dataset folder (`xprof-sql convert A B -o DIR`) to query them together",
-                source.display()
-            )));
-        }
-        self.used_trace_ids.extend(ids);
-        Ok(())
-    }
-
-    fn add_dataset(&mut self, dir: &Path) -> Result<()> {
-        let mut files = BTreeMap::new();
-        for t in Table::ALL {
-            let table_files = dataset::table_files(dir, t)?;
-            // A dataset of another schema version is refused whole, naming
-            // the file and both versions, before any of it is registered.
-            for f in &table_files {
-                dataset::check_schema_version(f)?;
-            }
-            files.insert(t, table_files);
-        }
-        let ids = dataset::trace_ids(dir)?;
-        self.claim_ids(ids.clone(), dir)?;
-        let keys = dataset::partition_keys(dir)?;
-        for (t, fs) in files {
-            let parts = self.parts.entry(t).or_default();
-            if keys.is_empty() {
-                parts.files.extend(fs.into_iter().map(|f| (f, None)));
-            } else {
-                // Listed by DataFusion, pruned by the partition columns.
-                parts
-                    .warehouses
-                    .push((dataset::table_dir(dir, t), keys.clone()));
-            }
-        }
-        self.opened.push(Opened::Dataset {
-            path: dir.to_path_buf(),
-            trace_ids: ids,
-        });
-        Ok(())
-    }
-
-    pub fn tables(&self) -> Result<ProfileTables> {
-        self.tables_with(StringColumns::default())
-    }
-
-    /// The tables, their dictionary string columns as `strings` says.
-    pub fn tables_with(&self, strings: StringColumns) -> Result<ProfileTables> {
-        ProfileTables::build(&self.parts, strings)
-    }
-
-    pub fn opened(&self) -> &[Opened] {
-        &self.opened
-    }
-}
+pub use crate::inputs::{DEFAULT_IN_MEMORY_LIMIT, OpenOptions, Opened};
 
 /// Profiles registered as SQL tables.
 ///
@@ -246,7 +50,7 @@ impl std::fmt::Debug for ProfileSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ProfileSession")
             .field("schema", &self.schema)
-            .field("opened", &self.inputs.opened)
+            .field("opened", &self.inputs.opened())
             .finish()
     }
 }
@@ -447,10 +251,8 @@ impl ProfileSession {
             return start.await;
         };
         match tokio::time::timeout_at(started + limit, start).await {
-            Ok(stream) => Ok(Box::pin(crate::deadline::Deadline::new(
-                stream?, started, limit,
-            ))),
-            Err(_) => Err(crate::deadline::timed_out(limit).into()),
+            Ok(stream) => Ok(Box::pin(Deadline::new(stream?, started, limit))),
+            Err(_) => Err(timed_out(limit).into()),
         }
     }
 
@@ -486,7 +288,7 @@ impl ProfileSession {
             .register(&self.ctx, &self.schema)
             .await?;
         if self.limits.events_db_schema {
-            crate::tables::ensure_schema(&self.ctx, EVENTS_DB_SCHEMA)?;
+            crate::catalog::ensure_schema(&self.ctx, EVENTS_DB_SCHEMA)?;
             let view = self
                 .ctx
                 .table_provider(TableReference::partial(self.schema.as_str(), "events_db"))

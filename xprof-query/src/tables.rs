@@ -1,6 +1,7 @@
 //! The normalized tables of opened profiles as DataFusion table
-//! providers, registered under one schema (`xprof` by default) so a host
-//! program's own tables are never replaced.
+//! providers ([`ProfileTables`]): in memory, over Parquet files, over a
+//! warehouse's partitioned folders, or a union of those. Registering them
+//! (with the functions and views) is the catalog's job (`catalog.rs`).
 //!
 //! A provider reading a temporary dataset holds that dataset's folder
 //! alive ([`KeepAlive`]), so a host that keeps a table keeps its files,
@@ -15,28 +16,24 @@ use std::sync::Arc;
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use async_trait::async_trait;
-use datafusion::catalog::{MemorySchemaProvider, Session, TableProvider};
-use datafusion::common::TableReference;
+use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::{Constraints, Statistics};
 use datafusion::datasource::MemTable;
 use datafusion::datasource::TableType;
-use datafusion::datasource::ViewTable;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{
     ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
 };
 use datafusion::error::DataFusionError;
-use datafusion::execution::context::SessionState;
 use datafusion::logical_expr::{Expr, LogicalPlan, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::union::UnionExec;
-use datafusion::prelude::{SessionContext, col};
+use datafusion::prelude::col;
 use xprof_convert::sink::{MemorySink, TableSink as _};
 use xprof_format::Table;
 use xprof_format::dataset;
 
 use crate::error::Result;
-use crate::views::VIEWS;
 
 /// The schema profile tables are registered under by default.
 pub const DEFAULT_SCHEMA: &str = "xprof";
@@ -400,83 +397,8 @@ impl ProfileTables {
         self.providers[&table].clone()
     }
 
-    /// Registers every table and view in `schema` of `ctx`'s default
-    /// catalog (created when missing), replacing tables and views of the
-    /// same names there: give profiles a schema of their own (the default,
-    /// `xprof`), never one holding a host's tables.
-    pub async fn register(&self, ctx: &SessionContext, schema: &str) -> Result<()> {
-        ensure_schema(ctx, schema)?;
-        crate::functions::register_all(ctx);
-        crate::functions::register_event_functions(ctx, self.provider(Table::Events));
-        for (t, p) in &self.providers {
-            let name = TableReference::partial(schema, t.name());
-            ctx.deregister_table(name.clone())?;
-            ctx.register_table(name, p.clone())?;
-        }
-        register_views(ctx, schema).await
+    /// Every table with its provider, in [`Table`] order.
+    pub(crate) fn providers(&self) -> impl Iterator<Item = (Table, &Arc<dyn TableProvider>)> {
+        self.providers.iter().map(|(t, p)| (*t, p))
     }
-}
-
-/// Creates `schema` in the default catalog of `ctx` when it is missing.
-pub(crate) fn ensure_schema(ctx: &SessionContext, schema: &str) -> Result<()> {
-    let catalog_name = ctx
-        .state()
-        .config()
-        .options()
-        .catalog
-        .default_catalog
-        .clone();
-    let catalog = ctx
-        .catalog(&catalog_name)
-        .ok_or_else(|| DataFusionError::Plan(format!("no default catalog {catalog_name:?}")))?;
-    if catalog.schema(schema).is_none() {
-        catalog.register_schema(schema, Arc::new(MemorySchemaProvider::new()))?;
-    }
-    Ok(())
-}
-
-/// Plans `sql` with `schema` as the default schema: unqualified table
-/// names resolve to the profile tables there, whatever the host's default.
-pub(crate) async fn plan_in_schema(
-    state: &SessionState,
-    schema: &str,
-    sql: &str,
-) -> datafusion::common::Result<LogicalPlan> {
-    let mut state = state.clone();
-    state.config_mut().options_mut().catalog.default_schema = schema.to_string();
-    state.create_logical_plan(sql).await
-}
-
-/// The [`SessionState`] behind a table provider's `&dyn Session` (every
-/// session of this crate has one); `who` names the caller in the error.
-pub(crate) fn session_state<'s>(
-    session: &'s dyn Session,
-    who: &str,
-) -> datafusion::common::Result<&'s SessionState> {
-    session
-        .as_any()
-        .downcast_ref::<SessionState>()
-        .ok_or_else(|| DataFusionError::Internal(format!("{who}: not a SessionState")))
-}
-
-/// Creates every view of [`VIEWS`] in `schema` of `ctx` (the tables must
-/// be there). Views are bound to the tables registered now: registering
-/// the tables again re-creates them.
-pub async fn register_views(ctx: &SessionContext, schema: &str) -> Result<()> {
-    ensure_schema(ctx, schema)?;
-    for v in VIEWS {
-        let name = TableReference::partial(schema, v.name);
-        ctx.deregister_table(name.clone())?;
-        if let Some(native) = v.native {
-            // The SQL is its definition; the rows come another way.
-            ctx.register_table(name, native(schema, v.sql))?;
-            continue;
-        }
-        let plan = plan_in_schema(&ctx.state(), schema, v.sql).await?;
-        ctx.register_table(
-            name,
-            Arc::new(ViewTable::new(plan, Some(v.sql.to_string()))),
-        )?;
-    }
-    crate::diff::register_diff_functions(ctx, schema).await
 }

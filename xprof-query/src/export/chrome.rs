@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use super::{ArgValue, CounterSample, FlowLink, Lane, LaneNames, Slice, TimelineSink};
+use super::timeline::{ArgValue, CounterSample, FlowLink, Lane, LaneNames, Slice, TimelineSink};
 
 /// Streams a timeline as Chrome Trace Event JSON.
 pub struct ChromeJsonWriter<W: Write> {

@@ -19,7 +19,7 @@ use std::io::Write;
 
 use prost::Message;
 
-use super::{ArgValue, CounterSample, FlowLink, Lane, LaneNames, Slice, TimelineSink};
+use super::timeline::{ArgValue, CounterSample, FlowLink, Lane, LaneNames, Slice, TimelineSink};
 
 /// `perfetto.protos.Trace`.
 #[derive(Clone, PartialEq, Message)]

@@ -287,7 +287,7 @@ impl TableProvider for EventTree {
         _filters: &[Expr],
         _limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let state = crate::tables::session_state(state, "event_tree")?;
+        let state = crate::plan::session_state(state, "event_tree")?;
         let ctx = SessionContext::new_with_state(state.clone());
         let origin = self.origin(&ctx).await?;
         let candidates = self.candidates(&ctx, &origin).await?;

@@ -8,27 +8,17 @@
 //! SELECT from_hex('0x2b4')  -- 692
 //! ```
 
-use std::sync::Arc;
-
-use arrow::array::{Array, AsArray, Int64Array};
+use arrow::array::{Array, ArrayRef, AsArray, Int64Array};
 use arrow::datatypes::DataType;
 use datafusion::common::{Result, exec_err};
-use datafusion::logical_expr::{
-    ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
-};
+use datafusion::logical_expr::{Signature, Volatility};
 
-/// The `from_hex` scalar function.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct FromHex {
-    signature: Signature,
-}
-
-impl Default for FromHex {
-    fn default() -> Self {
-        Self {
-            signature: Signature::string(1, Volatility::Immutable),
-        }
-    }
+int64_function! {
+    /// The `from_hex` scalar function.
+    FromHex,
+    name: "from_hex",
+    signature: Signature::string(1, Volatility::Immutable),
+    eval: from_hex,
 }
 
 /// The value of `text` read as hexadecimal, with an optional `0x`/`0X`.
@@ -43,42 +33,27 @@ pub fn parse_hex(text: &str) -> Option<i64> {
     i64::from_str_radix(digits, 16).ok()
 }
 
-impl ScalarUDFImpl for FromHex {
-    fn name(&self) -> &str {
-        "from_hex"
-    }
-
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-
-    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Int64)
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
-        let a = &arrays[0];
-        let out: Int64Array = match a.data_type() {
-            DataType::Utf8 => a
-                .as_string::<i32>()
-                .iter()
-                .map(|s| s.and_then(parse_hex))
-                .collect(),
-            DataType::LargeUtf8 => a
-                .as_string::<i64>()
-                .iter()
-                .map(|s| s.and_then(parse_hex))
-                .collect(),
-            DataType::Utf8View => a
-                .as_string_view()
-                .iter()
-                .map(|s| s.and_then(parse_hex))
-                .collect(),
-            other => return exec_err!("from_hex takes a string, not {other}"),
-        };
-        Ok(ColumnarValue::Array(Arc::new(out)))
-    }
+/// [`parse_hex`] of each value of `args[0]`.
+fn from_hex(args: &[ArrayRef], _rows: usize) -> Result<Int64Array> {
+    let a = &args[0];
+    Ok(match a.data_type() {
+        DataType::Utf8 => a
+            .as_string::<i32>()
+            .iter()
+            .map(|s| s.and_then(parse_hex))
+            .collect(),
+        DataType::LargeUtf8 => a
+            .as_string::<i64>()
+            .iter()
+            .map(|s| s.and_then(parse_hex))
+            .collect(),
+        DataType::Utf8View => a
+            .as_string_view()
+            .iter()
+            .map(|s| s.and_then(parse_hex))
+            .collect(),
+        other => return exec_err!("from_hex takes a string, not {other}"),
+    })
 }
 
 #[cfg(test)]

@@ -8,27 +8,17 @@
 //! FROM events e, events s WHERE s.event_id = 3 AND e.trace_id = s.trace_id
 //! ```
 
-use std::sync::Arc;
-
-use arrow::array::{Array, AsArray, Int64Array};
+use arrow::array::{Array, ArrayRef, AsArray, Int64Array};
 use arrow::datatypes::{DataType, Int64Type};
 use datafusion::common::Result;
-use datafusion::logical_expr::{
-    ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
-};
+use datafusion::logical_expr::{Signature, Volatility};
 
-/// The `overlap_ps` scalar function.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct OverlapPs {
-    signature: Signature,
-}
-
-impl Default for OverlapPs {
-    fn default() -> Self {
-        Self {
-            signature: Signature::exact(vec![DataType::Int64; 4], Volatility::Immutable),
-        }
-    }
+int64_function! {
+    /// The `overlap_ps` scalar function.
+    OverlapPs,
+    name: "overlap_ps",
+    signature: Signature::exact(vec![DataType::Int64; 4], Volatility::Immutable),
+    eval: overlaps,
 }
 
 /// Overlap of `[a_start, a_end)` and `[b_start, b_end)`, never negative.
@@ -36,38 +26,20 @@ pub fn overlap(a_start: i64, a_end: i64, b_start: i64, b_end: i64) -> i64 {
     (a_end.min(b_end).saturating_sub(a_start.max(b_start))).max(0)
 }
 
-impl ScalarUDFImpl for OverlapPs {
-    fn name(&self) -> &str {
-        "overlap_ps"
-    }
-
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-
-    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Int64)
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
-        let cols: Vec<_> = arrays
-            .iter()
-            .map(|a| a.as_primitive::<Int64Type>())
-            .collect();
-        let out: Int64Array = (0..args.number_rows)
-            .map(|row| {
-                if cols.iter().any(|c| c.is_null(row)) {
-                    return None;
-                }
-                Some(overlap(
-                    cols[0].value(row),
-                    cols[1].value(row),
-                    cols[2].value(row),
-                    cols[3].value(row),
-                ))
-            })
-            .collect();
-        Ok(ColumnarValue::Array(Arc::new(out)))
-    }
+/// [`overlap`] of each row of the four bound arrays `args`.
+fn overlaps(args: &[ArrayRef], rows: usize) -> Result<Int64Array> {
+    let cols: Vec<_> = args.iter().map(|a| a.as_primitive::<Int64Type>()).collect();
+    Ok((0..rows)
+        .map(|row| {
+            if cols.iter().any(|c| c.is_null(row)) {
+                return None;
+            }
+            Some(overlap(
+                cols[0].value(row),
+                cols[1].value(row),
+                cols[2].value(row),
+                cols[3].value(row),
+            ))
+        })
+        .collect())
 }

@@ -15,7 +15,7 @@ use datafusion::common::{DataFusionError, Result, ScalarValue, plan_err};
 use datafusion::logical_expr::Expr;
 use xprof_format::Table;
 
-use crate::session::{Inputs, OpenOptions};
+use crate::inputs::{Inputs, OpenOptions};
 
 /// The `read_profile` table function.
 #[derive(Debug, Default)]

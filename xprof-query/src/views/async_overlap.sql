@@ -1,3 +1,9 @@
+-- Per async window of a device (an `Async XLA Ops` event, or a start/done
+-- pair of the op lines): span, time covered by the device's compute,
+-- exposed time, overlap ratio and class (hidden, partial, exposed;
+-- `unpaired` for a start or done without its pair): XProf's
+-- analyze_async_overlap.
+--
 -- XProf's `analyze_async_overlap` (XProf 2.24.2; the rules are in
 -- tests/fixtures/tpu/expected/NOTES.md) per async window: how much of an
 -- async op (a copy, an all-reduce, a send) ran while the same device

@@ -1,3 +1,7 @@
+-- Per kernel execution and bundle number: units issued, instructions, first
+-- and last time; each gap in the bundle sequence (a scheduling bubble) as a
+-- row of its own with its length in bundles and ps.
+--
 -- Per kernel execution and bundle number: units that issued in the bundle,
 -- instructions, and when it started and ended (`row_kind = 'bundle'`); and
 -- for each gap in the bundle sequence (bundle numbers skipped between two

@@ -1,5 +1,6 @@
--- Per device: how long its ops ran, overlaps counted once (`busy_ps`), over
--- the span from its first op's start to its last op's end.
+-- Per device: ops, span from first op to last, busy time as the union of op
+-- intervals (overlaps once), idle, busy percent.
+--
 SELECT trace_id, device_id, device_name, device_kind,
        count(*) AS ops,
        min(ts_ps) AS first_ps,

@@ -1,3 +1,6 @@
+-- One row per op or kernel execution on a device (TPU `XLA Ops`/`PALLAS`,
+-- GPU streams, host events with an `hlo_op`): what busy time is made of.
+--
 -- One row per op or kernel execution on a device: the intervals that busy
 -- time is made of. On TPUs, SparseCores and custom accelerators: every event
 -- of the `XLA Ops` and `Sparse Core Ops` lines (the op lines XProf reads;

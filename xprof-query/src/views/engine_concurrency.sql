@@ -1,3 +1,7 @@
+-- Per pair of engines (TensorCore and SparseCore op lines) of a TPU chip:
+-- busy time of each and the time both were busy: XProf's
+-- analyze_async_overlap concurrency.
+--
 -- XProf's `analyze_async_overlap` concurrency (XProf 2.24.2; rules in
 -- tests/fixtures/tpu/expected/NOTES.md): per TPU chip, how long each pair
 -- of its engines ran at the same time. An engine is a non-empty `XLA Ops`

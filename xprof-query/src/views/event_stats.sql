@@ -1,3 +1,6 @@
+-- Every stat of every event: its own (`origin = 'event'`) and those of its
+-- metadata it does not override (`origin = 'metadata'`).
+--
 -- Every stat of every event as XProf sees it: the event's own stats, plus
 -- the stats of its metadata that the event does not override.
 SELECT a.trace_id, a.event_id, a.key, a.value_type,

@@ -1,3 +1,9 @@
+-- The step of each host event and of the GPU kernels it launched, as
+-- XProf's Events DB `step` (GroupTfEvents' `group_id`): step root (`_r`),
+-- step name, step number; also for host-only profiles. Defined by this SQL,
+-- computed by a walk in memory that gives its rows
+-- (xprof_query::event_steps).
+--
 -- The step of each event, as XProf's Events DB gives it (its `step`
 -- column, from the `group_id` XProf's GroupTfEvents assigns): host events
 -- and the GPU kernels they launch, also in host-only profiles. One row per

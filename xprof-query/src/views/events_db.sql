@@ -1,3 +1,8 @@
+-- XProf's Events DB (`create_events_db`): its rows and 31 columns
+-- (`device`, `start_ns`, `self_time_ns`, `step`, `category`, `hlo_op`,
+-- `trace_args`, ...), so queries written for XProf's `Events` view run
+-- unchanged (`--schema events_db` names it `events`).
+--
 -- XProf's Events DB (`xprof create_events_db`, XProf 2.24.2) as a view:
 -- the rows, the 31 columns (names, types, order) and their meanings, so
 -- the DuckDB queries written against XProf's `Events` view run unchanged

@@ -1,3 +1,7 @@
+-- Per framework op (`tf_op` split into type and operation), device rows
+-- with an IDLE row and host rows: occurrences, total and self time,
+-- percentages, rates, bound_by: XProf's framework_op_stats.
+--
 -- Per framework op (the `tf_op` of device ops, e.g. `jit(f)/dot_general`,
 -- split by `parse_tf_op` into operation and type as XProf does), on the
 -- device and on the host: XProf's framework_op_stats table with idle.

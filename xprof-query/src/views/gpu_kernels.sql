@@ -1,3 +1,8 @@
+-- One row per GPU kernel execution from any source (XSpace GPU streams,
+-- PyTorch Kineto, Proton's kernel timeline): device, stream, start,
+-- duration, grid/block/registers/shared memory when recorded, and the host
+-- launch it pairs with.
+--
 -- One row per GPU kernel execution, whatever the source: XSpace GPU
 -- streams (stream events with a `kernel_details` stat, as XProf's
 -- kernel_stats counts them) and Chrome traces (PyTorch Kineto, Proton's

@@ -1,3 +1,7 @@
+-- The project's table of GPU peaks by architecture and SM count (A100, H100
+-- SXM/PCIe, H200, B200, MI300X/A): dense tensor TFLOP/s for FP8, FP16/BF16,
+-- TF32, FP64, and memory bandwidth.
+--
 -- The project's table of GPU peak rates, by architecture (as Proton's
 -- `device_info.arch` and XSpace's compute capability name it) and SM/CU
 -- count (which tells apart parts of one architecture): dense (no

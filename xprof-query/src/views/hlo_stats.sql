@@ -1,3 +1,7 @@
+-- Per (program_id, HLO op): occurrences, total and self time, self-time
+-- percent and cumulative percent, FLOP rates, memory bandwidth, operational
+-- intensity, bound_by, rank: XProf's hlo_stats.
+--
 -- Per trace and (program_id, HLO op): XProf's hlo_stats table. An op's time
 -- is its `device_duration_ps` when the event has both device stats, else
 -- its duration. Self time subtracts the time of the ops nested in it on

@@ -1,3 +1,7 @@
+-- Per kernel, unit and instruction: count, total time, kernel executions
+-- and share of the kernel's instructions (XProf's instruction_mix, per
+-- kernel).
+--
 -- Per kernel (short name), unit and instruction: how many were issued, their
 -- total time, and their share of the kernel's instructions: XProf's
 -- `instruction_mix` query, per kernel and unit instead of for the whole

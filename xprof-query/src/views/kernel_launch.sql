@@ -1,3 +1,6 @@
+-- Each host launch and the device op it started (`correlation_id` or flow):
+-- launch delay and queueing.
+--
 -- Each host launch paired with the device op it started, through the
 -- `correlation_id` (GPU: the CUDA API call and its kernel or copy) or an
 -- XSpace `flow` (e.g. a TPU program launch and its `XLA Modules` event).

@@ -1,3 +1,9 @@
+-- One row per scope instance inside a kernel: Proton instrumentation-mode
+-- and Mosaic GPU traces (kernel, SM, CTA, warp or warpgroup, line, scope,
+-- call stack, start and end cycles as recorded, times derived from the
+-- recorded clock) and TPU LLO regions (`LLO Ops`, `Pallas Primitives`,
+-- `Source code`) with the kernel event containing them.
+--
 -- One row per scope instance of an intra-kernel, cycle-level trace:
 --
 -- - Proton's instrumentation mode (`source` = 'proton'): a Chrome trace

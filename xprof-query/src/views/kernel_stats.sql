@@ -1,3 +1,7 @@
+-- GPU kernels per name, launch shape (registers, shared memory, grid,
+-- block), op and tensor-core flags: occurrences, total/avg/min/max
+-- duration, occupancy: XProf's kernel_stats.
+--
 -- GPU kernels grouped as XProf's kernel_stats tool groups them: per trace,
 -- kernel name, launch shape (grid, block, registers, shared memory), the
 -- framework op that launched it and the tensor-core flags. Only stream

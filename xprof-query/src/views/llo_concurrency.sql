@@ -1,3 +1,7 @@
+-- Per kernel execution: time memory units (VLD/VST/DMA) and compute units
+-- (VALU/EUP/XLU/MXU) are busy together, each alone, and neither (XProf's
+-- memory/compute concurrency, per kernel).
+--
 -- Per kernel execution: time in which memory units (`VLD`, `VST`, and any
 -- `DMA*` lane) and compute units (`VALU`, `EUP`, `XLU`, `MXU*`) are busy
 -- together (`overlap_ps`), each alone, and neither (`neither_ps`: the

@@ -1,3 +1,9 @@
+-- One row per TPU LLO instruction (`<UNIT> Instructions` lanes, `LLO
+-- Instructions`): unit, instruction name (with the
+-- `msg`/`message`/`annotation`/`label` fallback), time, bundle number,
+-- ordinal, unit id, LLO scopes as a list, Pallas primitive, source file and
+-- line, call stack, details, and the kernel event containing it.
+--
 -- One row per instruction of a TPU LLO bundle trace: every event on a
 -- `<UNIT> Instructions` lane (`tracks.kind = 'llo_unit'`) or the
 -- `LLO Instructions` line, with its stats typed (own stats first, then its

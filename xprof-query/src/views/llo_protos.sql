@@ -1,3 +1,6 @@
+-- The static LLO modules (`llo_proto` stats) a TPU profile carries: where,
+-- their program when known, size, and the bytes as they are (not decoded).
+--
 -- The static LLO modules a TPU profile carries as `llo_proto` stats: of
 -- the `/host:metadata` plane, of its event metadata (a kernel-profiling
 -- capture: one per program, named `<module>(<module id>)::<HLO op>`, in

@@ -1,4 +1,9 @@
 -- One row per LLO region-entry marker of a TPU kernel-profiling capture
+-- (`Tensor Core` line): the kernel execution it fired in, region id, bundle
+-- address, entry time, and the measured time to the next marker of the same
+-- kernel execution (or to the kernel's end).
+--
+-- One row per LLO region-entry marker of a TPU kernel-profiling capture
 -- (libtpu's `--xla_enable_custom_call_region_trace`): the zero-length
 -- `bundle.<id>` events of the `Tensor Core` line
 -- (`tracks.kind = 'llo_region_markers'`).

@@ -1,3 +1,7 @@
+-- Per kernel and LLO region that fired: measured entries and time (sum,
+-- mean, p50, share of the kernel) next to the region's static unit
+-- occupancy, named scope, JAX primitive and source line.
+--
 -- The kernel author's table: per kernel (`hlo_op` of the `XLA Ops`
 -- events) and LLO region that fired (`llo_region_entries`), what the
 -- region cost at run time next to what the compiler planned for it.

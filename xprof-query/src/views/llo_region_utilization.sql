@@ -1,3 +1,8 @@
+-- Static: per LLO program, region and unit, the slots the compiler
+-- scheduled over the region's bundles and the occupancy percent (the value
+-- a kernel-profiling capture's `_counters_` line carries for the region,
+-- shown beside it).
+--
 -- Static: per LLO program (`llo_programs`), region and functional unit,
 -- how full the compiler scheduled the unit's slots over the region's
 -- bundles: `used` slots of `capacity` per bundle over `bundles` bundles,

@@ -1,3 +1,8 @@
+-- XProf's op_profile tree by program, flattened: programs and IDLE, their
+-- HLO categories, the ops of each; time, percent of device time with and
+-- without idle, FLOPs, FLOP and HBM-bandwidth utilization against the
+-- device's peaks.
+--
 -- XProf's op_profile tree (grouped by program, its default) flattened: one
 -- row per node. `depth` 1 holds the programs and the IDLE node, 2 the HLO
 -- categories of a program, 3 the ops of a category. `node_order` is the

@@ -1,3 +1,7 @@
+-- Per node of a Proton tree (kernel or scope path): launches, time, average
+-- time, GFLOP/s, TFLOP/s per width, GB/s, and utilization of the binding
+-- resource against the device's peaks, as proton-viewer derives them.
+--
 -- Per node of a Proton tree profile (a kernel, or a scope path holding
 -- kernels): launches, time, average time, and proton-viewer's derived
 -- metrics. A node without its own time (a Python scope; the root, whose

@@ -1,3 +1,7 @@
+-- Per HLO op: operational intensity, achieved FLOP/s and bandwidth, the
+-- device's peaks, ridge point, attainable FLOP/s at the op's intensity,
+-- efficiencies: XProf's roofline_model per-op rows.
+--
 -- Per HLO op: where it sits on the roofline of its device, as XProf's
 -- roofline_model tool gives it (its per-op rows of the whole profile).
 -- Peak FLOP/s and HBM bandwidth come from the device's plane stats

@@ -1,3 +1,6 @@
+-- Per kernel and source line of its LLO instructions: instructions, busy
+-- time, units used, kernel executions, bundle range.
+--
 -- Per kernel (short name) and source line (`source_info` of its
 -- instructions): instructions, busy time (union of their intervals, per
 -- kernel execution, summed), units used, kernel executions, and the bundle

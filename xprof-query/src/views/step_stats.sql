@@ -1,3 +1,7 @@
+-- Per step and device: start, duration, ops, busy time (union of op
+-- intervals within the step), idle; steps from the device's `Steps` line or
+-- the host's step annotations.
+--
 -- Per step and device: the step marker's start and duration, the ops
 -- that belong to the step, the first op's start and the last op's end,
 -- busy time (union of the ops' intervals) and idle (duration less busy,

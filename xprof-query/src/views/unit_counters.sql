@@ -1,3 +1,9 @@
+-- TPU counter samples (hardware counters on `_counters_`/`TC Stats`/`SC
+-- Stats`/`CMN Stats`, the `LLO Utilization` series, the static per-region
+-- `% util` series of a kernel-profiling capture) with the functional unit
+-- each measures, whether it is measured or static, and for static samples
+-- the LLO region they describe (the next marker's).
+--
 -- Counter samples of TPU devices with the functional unit each measures:
 -- the `LLO Utilization` series (`Scalar ALU`, `Vector ALU`, `Vector EUP`,
 -- `Vector Fills`, `Vector Load`, `Vector Spills`, `Vector Store`, `XLU`;

@@ -1,3 +1,7 @@
+-- Per kernel execution and functional unit: instructions, busy time (union
+-- of intervals), busy fraction of the kernel's duration, and the unit that
+-- dominates.
+--
 -- Per kernel execution (the `XLA Ops`/`PALLAS` event containing LLO
 -- instructions) and functional unit: instructions issued, busy time (the
 -- union of the unit's instruction intervals, `busy_ps`), and the busy

@@ -1,3 +1,7 @@
+-- Per TPU counter sample: each unit's achieved instructions against its
+-- peak (scalar, vector ALUs, loads, stores, MXU, XU, RPU over cycles),
+-- XProf's utilization viewer with the facts file's counter names.
+--
 -- Per TPU counter sample (a counter line's samples at one time): each
 -- unit's achieved instructions against its peak, as XProf's utilization
 -- viewer divides instruction counters by cycles, with the formulas and

@@ -1,3 +1,6 @@
+-- Per kernel and scope of an intra-kernel trace: instances, SMs, CTAs and
+-- warps; cycles min/avg/max and spread; cycles per warp.
+--
 -- Per kernel and scope of a cycle-level intra-kernel trace (`kernel_scopes`
 -- rows from Proton and Mosaic GPU; LLO regions are timed, not counted in
 -- cycles, and are left out): how many

@@ -43,7 +43,7 @@ use datafusion::physical_planner::{DefaultPhysicalPlanner, PhysicalPlanner as _}
 use futures_util::{StreamExt as _, TryStreamExt as _, stream};
 use xprof_format::hash::FxHashMap;
 
-use crate::tables::{plan_in_schema, session_state};
+use crate::plan::{plan_in_schema, session_state};
 
 /// Hops a step spreads from its root at most (the SQL's `hops < 64`).
 pub const MAX_HOPS: u8 = 64;

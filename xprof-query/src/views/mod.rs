@@ -1,0 +1,188 @@
+//! The canned analyses: SQL views a user can read and copy.
+//!
+//! Each view is one `.sql` file in this folder, written against the
+//! unqualified table names. The file starts with the view's description:
+//! `-- ` lines (joined with spaces, they are what `xprof-sql schema`
+//! lists), then a line `--` alone; what follows that line is the view's
+//! definition, the SQL registered and printed. [`VIEWS`] lists the files
+//! and [`register_views`] creates them in the schema holding the tables.
+//! A view that SQL computes too slowly gets a provider giving the same
+//! rows another way ([`NativeView`]): `event_steps` ([`event_steps`]).
+//!
+//! A new view is a new `NAME.sql` here, `view!("NAME")` in [`VIEWS`], and
+//! a golden query using it in tests/sql/.
+
+pub mod event_steps;
+
+pub use crate::catalog::register_views;
+
+/// A view: its name, what it answers, and its SQL.
+#[derive(Debug, Clone, Copy)]
+pub struct ViewDef {
+    /// View name, part of the public SQL contract.
+    pub name: &'static str,
+    /// What the view answers: the description at the top of its `.sql`
+    /// file.
+    pub doc: &'static str,
+    /// The `SELECT` defining it: its `.sql` file after the description.
+    pub sql: &'static str,
+    /// A table provider that gives the same rows as `sql` another way,
+    /// registered in its place: `(schema of the tables, sql)` to provider.
+    /// `None` for a view that is its SQL.
+    pub native: Option<NativeView>,
+}
+
+/// Builds a view's native provider from the schema holding the tables and
+/// the view's SQL (which stays its definition).
+pub type NativeView =
+    fn(&str, &'static str) -> std::sync::Arc<dyn datafusion::catalog::TableProvider>;
+
+/// The view of `NAME.sql` in this folder (with a native provider when
+/// given): its description and definition split at compile time, so a file
+/// without a description does not build.
+macro_rules! view {
+    ($name:literal) => {
+        view!($name, None)
+    };
+    ($name:literal, $native:expr) => {{
+        const FILE: &str = include_str!(concat!($name, ".sql"));
+        const DOC_LEN: usize = scan::<0>(FILE).doc_len;
+        const DOC: [u8; DOC_LEN] = scan::<DOC_LEN>(FILE).doc;
+        ViewDef {
+            name: $name,
+            doc: utf8(&DOC),
+            sql: utf8(FILE.as_bytes().split_at(scan::<0>(FILE).sql_start).1),
+            native: $native,
+        }
+    }};
+}
+
+/// Every view, in documentation order.
+pub const VIEWS: &[ViewDef] = &[
+    view!("event_stats"),
+    view!("device_ops"),
+    view!("device_busy"),
+    view!("hlo_stats"),
+    view!("roofline"),
+    view!("op_profile"),
+    view!("framework_op_stats"),
+    view!("kernel_stats"),
+    view!("step_stats"),
+    view!("event_steps", Some(event_steps::native_view)),
+    view!("events_db"),
+    view!("kernel_launch"),
+    view!("gpu_kernels"),
+    view!("gpu_peaks"),
+    view!("proton_kernels"),
+    view!("kernel_scopes"),
+    view!("warp_scopes"),
+    view!("llo_instructions"),
+    view!("unit_utilization"),
+    view!("bundle_stats"),
+    view!("instruction_mix"),
+    view!("llo_concurrency"),
+    view!("source_hotspots"),
+    view!("llo_region_entries"),
+    view!("unit_counters"),
+    view!("llo_region_utilization"),
+    view!("llo_region_profile"),
+    view!("utilization_viewer"),
+    view!("llo_protos"),
+    view!("async_overlap"),
+    view!("engine_concurrency"),
+];
+
+/// A view file read by [`scan`]: its description (the first `N` bytes of
+/// it), the description's length, and where the definition starts.
+struct Scan<const N: usize> {
+    doc: [u8; N],
+    doc_len: usize,
+    sql_start: usize,
+}
+
+/// Reads the description at the top of a view file: its `-- ` lines, each
+/// without the `-- `, joined by one space, up to the line `--`; writes
+/// the first `N` bytes of it (call with `N` = 0 for the length, then
+/// with the length). Panics, at compile time in [`VIEWS`], when the file
+/// does not start that way.
+const fn scan<const N: usize>(file: &str) -> Scan<N> {
+    let bytes = file.as_bytes();
+    let mut doc = [0u8; N];
+    let mut doc_len = 0;
+    let mut line = 0;
+    loop {
+        if line + 2 > bytes.len() || bytes[line] != b'-' || bytes[line + 1] != b'-' {
+            panic!("a view file starts with its description: `-- ` lines, then `--` alone");
+        }
+        let mut end = line + 2;
+        while end < bytes.len() && bytes[end] != b'\n' {
+            end += 1;
+        }
+        if end == line + 2 {
+            if doc_len == 0 {
+                panic!("a view file's description is empty");
+            }
+            let sql_start = if end < bytes.len() { end + 1 } else { end };
+            return Scan {
+                doc,
+                doc_len,
+                sql_start,
+            };
+        }
+        if bytes[line + 2] != b' ' {
+            panic!("a line of a view's description starts with `-- `");
+        }
+        if doc_len > 0 {
+            if doc_len < N {
+                doc[doc_len] = b' ';
+            }
+            doc_len += 1;
+        }
+        let mut i = line + 3;
+        while i < end {
+            if doc_len < N {
+                doc[doc_len] = bytes[i];
+            }
+            doc_len += 1;
+            i += 1;
+        }
+        line = end + 1;
+    }
+}
+
+/// `bytes` as text; they are a part of a view file cut at line ends.
+const fn utf8(bytes: &[u8]) -> &str {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(_) => panic!("a view file is UTF-8"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_view_file_splits_into_its_description_and_its_definition() {
+        let file = "-- Per device: busy\n-- time.\n--\n-- How.\nSELECT 1\n";
+        const N: usize = 20;
+        let s = scan::<N>(file);
+        assert_eq!(s.doc_len, "Per device: busy time.".len());
+        assert_eq!(&s.doc[..N], &b"Per device: busy tim"[..]);
+        assert_eq!(&file[s.sql_start..], "-- How.\nSELECT 1\n");
+    }
+
+    #[test]
+    fn every_view_has_a_one_line_description_and_a_query() {
+        for v in VIEWS {
+            assert!(!v.doc.is_empty() && !v.doc.contains('\n'), "{}", v.name);
+            assert!(v.sql.contains("SELECT"), "{}", v.name);
+        }
+        let busy = VIEWS.iter().find(|v| v.name == "device_busy").unwrap();
+        assert_eq!(
+            busy.doc,
+            "Per device: ops, span from first op to last, busy time as the union of op intervals (overlaps once), idle, busy percent."
+        );
+        assert!(busy.sql.starts_with("SELECT trace_id, device_id"));
+    }
+}
