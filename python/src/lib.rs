@@ -31,8 +31,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyCapsuleMethods};
 use tokio::runtime::Runtime;
 use xprof_sql::convert::ConvertError;
-use xprof_sql::convert::batch::{self, Layout};
-use xprof_sql::convert::reader::{ConvertOptions, Progress};
+use xprof_sql::convert::batch::{self, ConvertSettings, Layout};
+use xprof_sql::convert::reader::Progress;
 use xprof_sql::format::dataset::{PartitionKey, WriteOptions};
 use xprof_sql::format::{FormatError, Table};
 use xprof_sql::query::{OpenOptions, ProfileSession, QueryError as RustQueryError, SessionOptions};
@@ -641,32 +641,17 @@ fn convert(
         Some(k) => PartitionKey::parse_list(k).map_err(pyo3::exceptions::PyValueError::new_err)?,
         None => Vec::new(),
     };
-    let layout = Layout::partitioned(keys).replacing(replace);
-    let mut files = Vec::new();
-    for i in &inputs {
-        let found = xprof_sql::convert::input::discover(i, run.as_deref())
-            .map_err(|e| convert_error(py, &e))?;
-        files.extend(found);
-    }
-    if let Some(name) = &run_name {
-        for f in &mut files {
-            f.run = Some(name.clone());
-        }
-    }
-    let mut options = ConvertOptions::default();
-    if let Some(callback) = progress {
-        options.progress = Some(progress_callback(callback, files.len()));
-    }
-    let threads = threads.unwrap_or_else(batch::default_threads);
+    let settings = ConvertSettings {
+        run,
+        run_name,
+        layout: Layout::partitioned(keys).replacing(replace),
+        write: WriteOptions::default(),
+        threads,
+    };
     let converted = py.detach(|| {
-        batch::convert_to_warehouse(
-            &files,
-            &out,
-            &options,
-            &WriteOptions::default(),
-            threads,
-            &layout,
-        )
+        batch::convert_inputs(&inputs, &out, &settings, |files| {
+            progress.map(|callback| progress_callback(callback, files.len()))
+        })
     });
     // A Ctrl-C pressed during the conversion is raised now: the dataset is
     // complete (a conversion is never left half-written).

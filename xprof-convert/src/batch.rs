@@ -403,3 +403,61 @@ pub fn convert_to_memory(
     }
     Ok((all, converted))
 }
+
+/// What converting inputs into a dataset is asked besides the inputs and
+/// the dataset folder: `xprof-sql convert`'s options and the arguments of
+/// the Python package's `convert`, read by [`convert_inputs`].
+#[derive(Debug, Clone, Default)]
+pub struct ConvertSettings {
+    /// The run to convert in a log folder (`None`: the latest).
+    pub run: Option<String>,
+    /// The run name recorded for every input (`traces.run`, the `run=`
+    /// folder) instead of its run folder's name.
+    pub run_name: Option<String>,
+    /// How the dataset is laid out and grown.
+    pub layout: Layout,
+    /// The Parquet writer's options.
+    pub write: WriteOptions,
+    /// Files converted at once (`None`: [`default_threads`]).
+    pub threads: Option<usize>,
+}
+
+/// The progress callback of a conversion.
+pub type ProgressCallback = std::sync::Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// Converts `inputs` (profile files, run folders, log folders) into the
+/// dataset `dir` as `settings` say: finds their files
+/// ([`input::discover`], in `settings.run` of a log folder), names every
+/// file's run `settings.run_name` when given, and converts them with
+/// [`convert_to_warehouse`]. `progress` is handed the files found before
+/// any is converted and returns the conversion's progress callback (e.g.
+/// bars labelled by the files), or `None`.
+pub fn convert_inputs<P: AsRef<Path>>(
+    inputs: &[P],
+    dir: &Path,
+    settings: &ConvertSettings,
+    progress: impl FnOnce(&[ProfileFile]) -> Option<ProgressCallback>,
+) -> Result<Vec<Converted>> {
+    let mut files = Vec::new();
+    for i in inputs {
+        files.extend(input::discover(i.as_ref(), settings.run.as_deref())?);
+    }
+    if let Some(name) = &settings.run_name {
+        for f in &mut files {
+            f.run = Some(name.clone());
+        }
+    }
+    let options = ConvertOptions {
+        progress: progress(&files),
+        ..ConvertOptions::default()
+    };
+    let threads = settings.threads.unwrap_or_else(default_threads);
+    convert_to_warehouse(
+        &files,
+        dir,
+        &options,
+        &settings.write,
+        threads,
+        &settings.layout,
+    )
+}

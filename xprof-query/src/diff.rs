@@ -254,3 +254,178 @@ pub async fn register_diff_functions(ctx: &SessionContext, schema: &str) -> Resu
     }
     Ok(())
 }
+
+// Verdicts: one line per diff saying what changed between the sides, as
+// `xprof-sql diff` prints above each diff's top rows. Only SQL text and
+// formatting, so every front end (the CLI, the Python package) runs the
+// same queries and gives the same verdicts.
+
+/// `s` as a SQL string literal: in single quotes, quotes inside doubled.
+pub fn sql_string_literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+impl DiffDef {
+    /// This diff called on sides `a` and `b` (each a run name, a trace id
+    /// or trace ids `0,1`), e.g. `diff_hlo_stats('base', 'new')`.
+    pub fn call(&self, a: &str, b: &str) -> String {
+        format!(
+            "{}({}, {})",
+            self.name,
+            sql_string_literal(a),
+            sql_string_literal(b)
+        )
+    }
+
+    /// The query summarizing this diff on sides `a` and `b` in one row,
+    /// which [`Verdict::from_batches`] reads: the keys (Int64), the keys
+    /// on side a and on side b, the main measure's total on each side and
+    /// its median on each side (Float64, NULL where a side has no rows).
+    pub fn verdict_sql(&self, a: &str, b: &str) -> String {
+        let call = self.call(a, b);
+        let main = self.measures[0].name;
+        format!(
+            "SELECT arrow_cast(count(*), 'Int64'), arrow_cast(count(a_rank), 'Int64'), arrow_cast(count(b_rank), 'Int64'), \
+             arrow_cast(sum(a_{main}), 'Float64'), arrow_cast(sum(b_{main}), 'Float64'), \
+             arrow_cast(quantile_cont(a_{main}, 0.5), 'Float64'), arrow_cast(quantile_cont(b_{main}, 0.5), 'Float64') \
+             FROM {call}"
+        )
+    }
+
+    /// The query of this diff's rows on sides `a` and `b`, the largest
+    /// increase (`diff`, b − a) first, then by key; at most `top` rows
+    /// (0: all).
+    pub fn top_rows_sql(&self, a: &str, b: &str, top: usize) -> String {
+        let limit = if top == 0 {
+            String::new()
+        } else {
+            format!(" LIMIT {top}")
+        };
+        format!(
+            "SELECT * FROM {} ORDER BY diff DESC NULLS LAST, {}{limit}",
+            self.call(a, b),
+            self.keys.join(", ")
+        )
+    }
+}
+
+/// One diff summarized on its two sides: the row of
+/// [`DiffDef::verdict_sql`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Verdict {
+    /// Keys found on either side.
+    pub keys: i64,
+    /// Keys found on side a.
+    pub in_a: i64,
+    /// Keys found on side b.
+    pub in_b: i64,
+    /// The main measure summed over side a's keys (`None`: no key).
+    pub total_a: Option<f64>,
+    /// The main measure summed over side b's keys.
+    pub total_b: Option<f64>,
+    /// The main measure's median over side a's keys.
+    pub median_a: Option<f64>,
+    /// The main measure's median over side b's keys.
+    pub median_b: Option<f64>,
+}
+
+impl Verdict {
+    /// The summary in the first row of `batches` (the result of
+    /// [`DiffDef::verdict_sql`]); `None` when no batch has a row or the
+    /// columns are not of that query.
+    pub fn from_batches(batches: &[arrow::record_batch::RecordBatch]) -> Option<Self> {
+        use arrow::array::{Array, AsArray};
+        use arrow::datatypes::{Float64Type, Int64Type};
+        let row = batches.iter().find(|b| b.num_rows() > 0)?;
+        if row.num_columns() < 7 {
+            return None;
+        }
+        let int = |c: usize| Some(row.column(c).as_primitive_opt::<Int64Type>()?.value(0));
+        let float = |c: usize| {
+            let col = row.column(c).as_primitive_opt::<Float64Type>()?;
+            Some((!col.is_null(0)).then(|| col.value(0)))
+        };
+        Some(Self {
+            keys: int(0)?,
+            in_a: int(1)?,
+            in_b: int(2)?,
+            total_a: float(3)?,
+            total_b: float(4)?,
+            median_a: float(5)?,
+            median_b: float(6)?,
+        })
+    }
+
+    /// The verdict line of diff `def`: steps are compared by their typical
+    /// (median) duration, the others by the main measure's total, e.g.
+    /// `diff_hlo_stats: total self_time_us a 10.000, b 12.000 (+20.0%);
+    /// 5 keys, 1 only in a, 0 only in b`.
+    pub fn line(&self, def: &DiffDef) -> String {
+        let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+        if def.name == "diff_step_stats" {
+            return format!(
+                "{}: step time p50 a {} us, b {} us; {} steps in a, {} in b",
+                def.name,
+                fmt(self.median_a),
+                fmt(self.median_b),
+                self.in_a,
+                self.in_b
+            );
+        }
+        let main = def.measures[0].name;
+        let change = match (self.total_a, self.total_b) {
+            (Some(x), Some(y)) if x != 0.0 => format!(" ({:+.1}%)", 100.0 * (y - x) / x),
+            _ => String::new(),
+        };
+        format!(
+            "{}: total {main} a {}, b {}{change}; {} keys, {} only in a, {} only in b",
+            def.name,
+            fmt(self.total_a),
+            fmt(self.total_b),
+            self.keys,
+            self.keys - self.in_b,
+            self.keys - self.in_a
+        )
+    }
+}
+
+#[cfg(test)]
+mod verdict_tests {
+    use crate::diff::{DIFFS, DiffDef, Verdict};
+
+    fn def(name: &str) -> &'static DiffDef {
+        DIFFS.iter().find(|d| d.name == name).expect("a diff")
+    }
+
+    #[test]
+    fn calls_quote_the_sides() {
+        let d = def("diff_kernel_stats");
+        assert_eq!(d.call("it's", "1,2"), "diff_kernel_stats('it''s', '1,2')");
+        assert_eq!(
+            d.top_rows_sql("a", "b", 3),
+            "SELECT * FROM diff_kernel_stats('a', 'b') ORDER BY diff DESC NULLS LAST, kernel_name LIMIT 3"
+        );
+        assert!(!d.top_rows_sql("a", "b", 0).contains("LIMIT"));
+    }
+
+    #[test]
+    fn verdict_lines_give_totals_or_step_medians() {
+        let v = Verdict {
+            keys: 5,
+            in_a: 4,
+            in_b: 3,
+            total_a: Some(10.0),
+            total_b: Some(12.0),
+            median_a: Some(1.5),
+            median_b: None,
+        };
+        assert_eq!(
+            v.line(def("diff_hlo_stats")),
+            "diff_hlo_stats: total self_time_us a 10.000, b 12.000 (+20.0%); 5 keys, 2 only in a, 1 only in b"
+        );
+        assert_eq!(
+            v.line(def("diff_step_stats")),
+            "diff_step_stats: step time p50 a 1.500 us, b - us; 4 steps in a, 3 in b"
+        );
+    }
+}

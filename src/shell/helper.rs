@@ -1,7 +1,7 @@
-//! The shell's line editor at a terminal: rustyline with multi-line SQL
-//! (a statement is read until its closing `;`), tab completion of the
-//! catalog's tables, views and columns, of SQL keywords and dot-commands,
-//! and a history file.
+//! The shell's line editor at a terminal: rustyline's helper with
+//! multi-line SQL (a statement is read until its closing `;`), tab
+//! completion of the catalog's tables, views and columns, of SQL keywords
+//! and of the dot-commands of [`super::command`], and the history file.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -12,11 +12,8 @@ use rustyline::hint::Hinter;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Context, Helper};
 
-/// The shell's dot-commands, completed after a leading `.`.
-const DOT_COMMANDS: &[&str] = &[
-    ".exit", ".help", ".maxrows", ".mode", ".open", ".output", ".quit", ".read", ".schema",
-    ".tables", ".timer",
-];
+use super::command;
+use super::statement::statement_complete;
 
 /// SQL words completed as typed (in the case of the typed prefix).
 const KEYWORDS: &[&str] = &[
@@ -94,8 +91,9 @@ impl ShellHelper {
             replacement: s.to_string(),
         };
         if start == 0 && word.starts_with('.') {
-            let found = DOT_COMMANDS.iter().filter(|c| c.starts_with(word));
-            return (0, found.map(|c| pair(c)).collect());
+            let found = command::completions().into_iter();
+            let found = found.filter(|c| c.starts_with(word));
+            return (0, found.map(pair).collect());
         }
         // `t.col`: complete the column part only.
         let (start, word) = match word.rfind('.') {
@@ -149,7 +147,7 @@ impl Validator for ShellHelper {
     fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
         let input = ctx.input().trim();
         Ok(
-            if input.is_empty() || input.starts_with('.') || crate::statement_complete(input) {
+            if input.is_empty() || input.starts_with('.') || statement_complete(input) {
                 ValidationResult::Valid(None)
             } else {
                 ValidationResult::Incomplete

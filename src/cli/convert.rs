@@ -1,0 +1,224 @@
+//! `xprof-sql convert` (profiles to a Parquet dataset or warehouse, with
+//! progress bars and a summary on standard error) and `xprof-sql inspect`
+//! (what an XSpace file holds).
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use xprof_sql::convert::batch::{self, ConvertSettings, Layout};
+use xprof_sql::format::dataset::{PartitionKey, WriteOptions};
+
+use crate::cli::progress::ConvertProgress;
+use crate::cli::{AnyResult, outln, peak_memory_note};
+
+/// `convert`'s arguments.
+#[derive(clap::Args)]
+pub struct ConvertArgs {
+    /// Profile files, run folders or log folders.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Dataset folder; converting into an existing one adds traces.
+    #[arg(short = 'o', long = "output", required = true)]
+    output: PathBuf,
+    /// Run to convert in a log folder (default: the latest).
+    #[arg(long)]
+    run: Option<String>,
+    /// A warehouse: hive-style folders `TABLE/run=R/host=H/` by these
+    /// keys (any of run, host, date, comma-separated, in folder order).
+    #[arg(long, value_name = "KEYS", value_parser = parse_partition_keys)]
+    partition_by: Option<PartitionKeys>,
+    /// Convert a run the dataset holds already again, replacing it
+    /// (else refused: no run is held twice).
+    #[arg(long)]
+    replace: bool,
+    /// The run name to record (`traces.run`, the `run=` folder) for
+    /// every input, instead of its run folder's name.
+    #[arg(long, value_name = "NAME")]
+    run_name: Option<String>,
+    /// ZSTD level of the Parquet files.
+    #[arg(long, default_value_t = 1)]
+    zstd_level: i32,
+    /// Files converted at once (default: the number of cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// No progress on standard error.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+/// `inspect`'s arguments.
+#[derive(clap::Args)]
+pub struct InspectArgs {
+    /// An `.xplane.pb` file (optionally `.gz`).
+    input: PathBuf,
+    /// JSON in the shape of XProf's `list_xplane_lines`.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `--partition-by run,host`: one value holding the keys in order.
+#[derive(Clone)]
+struct PartitionKeys(Vec<PartitionKey>);
+
+fn parse_partition_keys(s: &str) -> Result<PartitionKeys, String> {
+    PartitionKey::parse_list(s).map(PartitionKeys)
+}
+
+/// `convert`: the inputs into the dataset, with bars at a terminal and,
+/// unless `--quiet`, one line per trace written and the throughput.
+pub fn convert(args: ConvertArgs) -> AnyResult<()> {
+    let ConvertArgs {
+        inputs,
+        output,
+        run,
+        partition_by,
+        replace,
+        run_name,
+        zstd_level,
+        threads,
+        quiet,
+    } = args;
+    let keys = partition_by.map(|k| k.0).unwrap_or_default();
+    let settings = ConvertSettings {
+        run,
+        run_name,
+        layout: Layout::partitioned(keys).replacing(replace),
+        write: WriteOptions {
+            zstd_level,
+            ..Default::default()
+        },
+        threads,
+    };
+    // Set once the files are found, before any is converted.
+    let mut start = Instant::now();
+    let mut total = 0u64;
+    let mut bars: Option<std::sync::Arc<ConvertProgress>> = None;
+    let converted = batch::convert_inputs(&inputs, &output, &settings, |files| {
+        start = Instant::now();
+        total = files
+            .iter()
+            .filter_map(|f| std::fs::metadata(&f.path).ok())
+            .map(|m| m.len())
+            .sum();
+        bars = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let names = files
+                .iter()
+                .map(|f| {
+                    let name = f.path.file_name().unwrap_or(f.path.as_os_str());
+                    name.to_string_lossy().into_owned()
+                })
+                .collect();
+            let inflated = files
+                .iter()
+                .map(|f| xprof_sql::convert::input::inflated_len(&f.path).unwrap_or(0))
+                .sum();
+            ConvertProgress::new(names, Some(inflated))
+        });
+        bars.as_ref().map(ConvertProgress::callback)
+    });
+    if let Some(bars) = &bars {
+        bars.clear();
+    }
+    let converted = converted?;
+    if !quiet {
+        for c in &converted {
+            eprintln!(
+                "trace {} {} ({}): {} planes, {} lines, {} events, {} event stats",
+                c.trace_id,
+                c.file.host,
+                c.file.path.display(),
+                c.summary.planes,
+                c.summary.lines,
+                c.summary.events,
+                c.summary.event_stats
+            );
+            for w in &c.summary.warnings {
+                eprintln!("  warning: {w}");
+            }
+        }
+        let secs = start.elapsed().as_secs_f64();
+        eprintln!(
+            "wrote {} ({:.1} MiB in {:.2} s, {:.0} MiB/s{})",
+            output.display(),
+            total as f64 / 1048576.0,
+            secs,
+            total as f64 / 1048576.0 / secs.max(1e-9),
+            peak_memory_note()
+        );
+    }
+    Ok(())
+}
+
+/// `inspect`: the planes and lines of an XSpace file, as text or JSON.
+pub fn inspect(args: InspectArgs) -> AnyResult<()> {
+    let InspectArgs { input, json } = args;
+    let input: &Path = &input;
+    let bytes = xprof_sql::convert::input::open(input)?;
+    let reader = xprof_sql::convert::reader::detect(input, &bytes)?;
+    let planes = reader.inspect(&bytes)?;
+    if json {
+        let planes_json: Vec<String> = planes
+            .iter()
+            .map(|p| {
+                let lines: Vec<String> = p
+                    .lines
+                    .iter()
+                    .map(|l| {
+                        format!(
+                            "{{\"name\": {}, \"event_count\": {}}}",
+                            json_str(&l.name),
+                            l.event_count
+                        )
+                    })
+                    .collect();
+                format!(
+                    "{{\"name\": {}, \"lines\": [{}], \"total_events\": {}}}",
+                    json_str(&p.name),
+                    lines.join(", "),
+                    p.total_events
+                )
+            })
+            .collect();
+        outln!(
+            "{{\"format\": {}, \"planes\": [{}]}}",
+            json_str(reader.name()),
+            planes_json.join(", ")
+        );
+        return Ok(());
+    }
+    outln!(
+        "{} ({}, {} planes)",
+        input.display(),
+        reader.name(),
+        planes.len()
+    );
+    for p in &planes {
+        outln!(
+            "plane {:?} (id {}): {} lines, {} events, {} event metadata, {} plane stats",
+            p.name,
+            p.id,
+            p.lines.len(),
+            p.total_events,
+            p.event_metadata,
+            p.plane_stats
+        );
+        for l in &p.lines {
+            outln!(
+                "  line {:?} (id {}): {} events",
+                l.name,
+                l.id,
+                l.event_count
+            );
+        }
+        if !p.stat_names.is_empty() {
+            outln!("  stats: {}", p.stat_names.join(", "));
+        }
+    }
+    Ok(())
+}
+
+/// A JSON string literal (the exporter's escaping).
+fn json_str(s: &str) -> String {
+    xprof_sql::query::export::chrome::json_string(s)
+}
