@@ -24,13 +24,13 @@
 #![warn(missing_docs)]
 
 pub mod assembler;
-pub mod batch;
 pub mod chrome;
 pub mod error;
 pub mod input;
 pub mod json;
 pub mod llo_dump;
 pub mod llo_proto;
+pub mod many;
 pub mod mosaic_gpu;
 pub mod msgpack;
 pub mod names;
@@ -41,6 +41,9 @@ pub mod reader;
 pub mod sink;
 pub mod synthetic;
 pub mod xspace;
+
+/// [`many`] at the path callers used before it was named for what it does.
+pub use many as batch;
 
 pub use assembler::TraceAssembler;
 pub use error::ConvertError;
