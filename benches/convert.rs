@@ -13,11 +13,11 @@ use std::path::Path;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use xprof_sql::convert::reader::{ConvertOptions, TraceSource};
 use xprof_sql::convert::sink::{CountingSink, MemorySink};
-use xprof_sql::convert::synthetic::write_large_tpu;
 use xprof_sql::convert::xspace::convert;
 use xprof_sql::format::Table;
 use xprof_sql::format::dataset::{WriteOptions, writer_properties};
 use xprof_sql::format::table_file::TableFileWriter;
+use xprof_testdata::write_large_tpu;
 
 fn source() -> TraceSource {
     TraceSource {

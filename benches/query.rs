@@ -13,9 +13,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use xprof_sql::convert::batch::convert_to_dataset;
 use xprof_sql::convert::input::{ProfileFile, host_of};
 use xprof_sql::convert::reader::ConvertOptions;
-use xprof_sql::convert::synthetic::write_large_tpu;
 use xprof_sql::format::dataset::WriteOptions;
 use xprof_sql::query::{OpenOptions, ProfileSession};
+use xprof_testdata::write_large_tpu;
 
 fn dataset() -> PathBuf {
     if let Ok(p) = std::env::var("XPROF_SQL_BENCH_DATASET") {

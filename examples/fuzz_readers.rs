@@ -42,8 +42,8 @@ use std::time::{Duration, Instant};
 
 use xprof_sql::convert::reader::{ConvertOptions, TraceSource};
 use xprof_sql::convert::sink::MemorySink;
-use xprof_sql::convert::synthetic::Rng;
 use xprof_sql::convert::{input, xspace};
+use xprof_testdata::Rng;
 
 /// Refuses single allocations above a limit, so a length read from
 /// hostile input cannot take the machine's memory.
@@ -414,7 +414,7 @@ const STAT_NAMES: &[&str] = &[
 /// decoded message of a corpus entry, encoded again.
 fn mutate_semantic(corpus: &[Vec<u8>], rng: &mut Rng) -> Vec<u8> {
     use prost::Message;
-    use xprof_sql::format::wire::{XSpace, x_event, x_stat};
+    use xprof_testdata::xspace_proto::{XSpace, x_event, x_stat};
     let seed = &corpus[rng.range(0, corpus.len() as i64) as usize];
     let Ok(mut space) = XSpace::decode(seed.as_slice()) else {
         return mutate(corpus, rng);
@@ -512,7 +512,7 @@ fn mutate_semantic(corpus: &[Vec<u8>], rng: &mut Rng) -> Vec<u8> {
                 let n = rng.range(0, 512) as usize;
                 let bytes = (0..n).map(|_| rng.range(0, 256) as u8).collect();
                 if let Some(m) = plane.event_metadata.get_mut(&id) {
-                    m.stats.push(xprof_sql::format::wire::XStat {
+                    m.stats.push(xprof_testdata::xspace_proto::XStat {
                         metadata_id: stat_id,
                         value: Some(x_stat::Value::BytesValue(bytes)),
                     });
@@ -789,7 +789,7 @@ fn main() -> std::process::ExitCode {
 /// reader's seeds are payloads, not files).
 fn largest_llo_proto(file: &[u8]) -> Option<Vec<u8>> {
     use prost::Message;
-    use xprof_sql::format::wire::{XSpace, x_stat};
+    use xprof_testdata::xspace_proto::{XSpace, x_stat};
     let space = XSpace::decode(file).ok()?;
     space
         .planes

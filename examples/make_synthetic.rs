@@ -8,7 +8,7 @@
 
 use std::io::{BufWriter, Write};
 
-use xprof_sql::convert::synthetic::write_large_tpu;
+use xprof_testdata::write_large_tpu;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);

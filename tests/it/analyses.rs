@@ -6,7 +6,7 @@ use crate::common;
 
 use common::*;
 use prost::Message;
-use xprof_sql::convert::synthetic::{TpuSpec, gpu_space_over_hlo, tpu_self_time_space, tpu_space};
+use xprof_testdata::{TpuSpec, gpu_space_over_hlo, tpu_self_time_space, tpu_space};
 
 /// The synthetic TPU profile XProf's TPU answers were computed on
 /// (`tests/fixtures/tpu/expected/`). The input is synthetic (no TPU here):
@@ -52,7 +52,7 @@ fn synthetic_gpu_hlo_fixture_is_the_generators_output() {
     .iter()
     .map(|rel| {
         let bytes = std::fs::read(fixture(rel)).unwrap();
-        xprof_sql::format::wire::XSpace::decode(bytes.as_slice()).unwrap()
+        xprof_testdata::xspace_proto::XSpace::decode(bytes.as_slice()).unwrap()
     })
     .collect();
     let bytes = gpu_space_over_hlo(&sources).encode_to_vec();
@@ -387,7 +387,7 @@ async fn hlo_stats_is_xprofs_cli_answer() {
 /// orders by self time, then op, then program.
 #[tokio::test]
 async fn hlo_stats_host_rows_are_the_raw_host_ops() {
-    use xprof_sql::format::wire::{XSpace, x_event, x_stat};
+    use xprof_testdata::xspace_proto::{XSpace, x_event, x_stat};
     for stem in REAL_CPU {
         let path = cpu_fixture(stem);
         let space = XSpace::decode(&*std::fs::read(&path).unwrap()).unwrap();

@@ -12,7 +12,7 @@ use crate::common;
 use common::*;
 use prost::Message;
 use serde_json::Value;
-use xprof_sql::convert::synthetic::tpu_async_overlap_space;
+use xprof_testdata::tpu_async_overlap_space;
 
 const FIXTURES: [&str; 4] = [
     "tpu/synthetic_async_overlap",

@@ -9,9 +9,9 @@ use xprof_sql::convert::batch::{convert_file, convert_to_dataset};
 use xprof_sql::convert::input::ProfileFile;
 use xprof_sql::convert::reader::ConvertOptions;
 use xprof_sql::convert::sink::MemorySink;
-use xprof_sql::convert::synthetic::*;
 use xprof_sql::convert::xspace;
 use xprof_sql::format::dataset::WriteOptions;
+use xprof_testdata::*;
 
 fn convert_err(bytes: &[u8]) -> Option<String> {
     let mut sink = MemorySink::default();
@@ -65,7 +65,7 @@ fn every_truncation_of_a_real_file_errors_or_converts_without_panic() {
                 // events of those planes (prost reads the same prefix), and
                 // every one of them is an event of the whole file.
                 converted += 1;
-                let prefix = xprof_sql::format::wire::XSpace::decode(&bytes[..cut])
+                let prefix = xprof_testdata::xspace_proto::XSpace::decode(&bytes[..cut])
                     .expect("prost reads a prefix that converted");
                 let in_prefix: usize = prefix
                     .planes
@@ -204,7 +204,7 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 #[test]
 fn empty_and_plane_less_files_convert() {
     assert!(convert_err(&[]).is_none());
-    let space = xprof_sql::format::wire::XSpace {
+    let space = xprof_testdata::xspace_proto::XSpace {
         errors: vec!["lost events".into()],
         ..Default::default()
     };
@@ -218,7 +218,7 @@ fn empty_and_plane_less_files_convert() {
 /// xspace-semantic`.
 #[test]
 fn many_small_planes_take_memory_by_their_rows() {
-    use xprof_sql::format::wire::{XPlane, XSpace};
+    use xprof_testdata::xspace_proto::{XPlane, XSpace};
     let planes: Vec<XPlane> = (0..1000)
         .map(|i| {
             let name = if i % 2 == 0 {

@@ -242,7 +242,7 @@ fn a_million_events_export_in_bounded_memory() {
     let input = dir.path().join("large.xplane.pb");
     {
         let mut w = std::io::BufWriter::new(std::fs::File::create(&input).unwrap());
-        xprof_sql::convert::synthetic::write_large_tpu(&mut w, 48 << 20, 2000).unwrap();
+        xprof_testdata::write_large_tpu(&mut w, 48 << 20, 2000).unwrap();
     }
     let bin = env!("CARGO_BIN_EXE_xprof-sql");
     let ds = dir.path().join("ds");

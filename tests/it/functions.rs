@@ -26,7 +26,7 @@ fn union_len(spans: &[(i64, i64)]) -> i64 {
 async fn busy_ps_is_the_length_of_the_union_per_group() {
     // Groups of random intervals over several partitions, so partial
     // states are merged; NULL bounds and empty intervals add nothing.
-    let mut rng = xprof_sql::convert::synthetic::Rng::new(7);
+    let mut rng = xprof_testdata::Rng::new(7);
     let mut groups = Vec::new();
     let mut starts = Vec::new();
     let mut ends = Vec::new();

@@ -1141,13 +1141,13 @@ fn proton_tree_msgpack_is_the_same_tree_as_the_json() {
 const MOSAIC_FIXTURE: &str = "gpu/matmul_kernel-1764000000123456789-trace.json";
 
 /// Mosaic GPU profiler traces (synthetic: no GPU here to run a Pallas
-/// kernel with `profile_space`; `xprof_sql::convert::synthetic::mosaic_gpu`
+/// kernel with `profile_space`; `xprof_testdata::mosaic_gpu`
 /// writes the dump's exact layout, ../shared/formats/triton-proton.md §4):
 /// every B/E pair is a `kernel_scopes` row on its SM and warpgroup with the
 /// generator's own start, end and cycles, and `warp_scopes` adds them up.
 #[test]
 fn mosaic_gpu_scopes_are_the_generators() {
-    use xprof_sql::convert::synthetic::mosaic_gpu::{MosaicSpec, mosaic_gpu_trace};
+    use xprof_testdata::mosaic_gpu::{MosaicSpec, mosaic_gpu_trace};
     let spec = MosaicSpec::default();
     let trace = mosaic_gpu_trace(&spec);
     // The committed fixture is the generator's output (CI's independent

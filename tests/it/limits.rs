@@ -235,7 +235,7 @@ fn many_processes_or_planes_take_memory_by_their_rows() {
         .map(|i| one_event_plane(i, format!("/device:GPU:{i}")))
         .collect();
     let space = dir.path().join("planes.xplane.pb");
-    let bytes = xprof_sql::format::wire::XSpace {
+    let bytes = xprof_testdata::xspace_proto::XSpace {
         planes,
         ..Default::default()
     }

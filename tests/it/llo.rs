@@ -1,7 +1,7 @@
 //! TPU LLO bundle traces: `llo_instructions` and the LLO views.
 //!
 //! The input is synthetic (no TPU here, and LLO lanes need libtpu's
-//! tracing flags): `xprof_sql::convert::synthetic::llo` writes
+//! tracing flags): `xprof_testdata::llo` writes
 //! `/device:TPU:N` planes with the lanes and stats named in
 //! ../shared/formats/tpu-llo.md, and describes every instruction, kernel
 //! and region it wrote (`LloTruth`). Each view is checked against values
@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 use common::*;
 use serde_json::Value;
-use xprof_sql::convert::synthetic::llo::{
+use xprof_testdata::llo::{
     BUBBLE_BUNDLES, BUNDLE_PS, LLO_UTILIZATION_SERIES, LloSpec, LloTruth, llo_space_bytes,
 };
 

@@ -3,7 +3,7 @@
 //!
 //! The input is synthetic, shaped after the real capture's facts
 //! (`../shared/formats/tpu_kernel_profiling_capture.md`): a real capture
-//! cannot be shared. `xprof_sql::convert::synthetic::llo_capture` writes it
+//! cannot be shared. `xprof_testdata::llo_capture` writes it
 //! and describes what it wrote (`CaptureTruth`); every table and view is
 //! checked against values computed here from that description, and the
 //! static tables against XProf 2.24.2's own decoding of the same payloads
@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 use common::*;
 use serde_json::Value;
-use xprof_sql::convert::synthetic::llo_capture::{
+use xprof_testdata::llo_capture::{
     CaptureSpec, CaptureTruth, HLO_OP, MODULE, PROGRAM_ID, REGION_MARKER_BASE, capture_space_bytes,
 };
 
@@ -548,7 +548,7 @@ fn capture_views_round_trip_through_parquet() {
 #[test]
 fn an_undecodable_payload_is_reported_not_fatal() {
     use prost::Message;
-    use xprof_sql::format::wire::{XSpace, x_stat};
+    use xprof_testdata::xspace_proto::{XSpace, x_stat};
     let (bytes, _) = capture_space_bytes(&CaptureSpec::default());
     let mut space = XSpace::decode(bytes.as_slice()).unwrap();
     let meta = space
@@ -670,8 +670,8 @@ fn kernel_and_line_times_agree_with_xprof() {
 
 const DUMP: &str = "tpu/synthetic_dump";
 
-fn dump_truth() -> xprof_sql::convert::synthetic::llo_dump::DumpTruth {
-    xprof_sql::convert::synthetic::llo_dump::dump_folder(&truth())
+fn dump_truth() -> xprof_testdata::llo_dump::DumpTruth {
+    xprof_testdata::llo_dump::dump_folder(&truth())
 }
 
 fn dump_rows(sql: &str) -> Vec<Row> {

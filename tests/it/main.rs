@@ -34,3 +34,4 @@ mod sort_order;
 mod warehouse;
 mod xspace_derived;
 mod xspace_fidelity;
+mod xspace_hlo;

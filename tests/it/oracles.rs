@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use common::*;
 use prost::Message;
-use xprof_sql::format::wire::{XEvent, XLine, XPlane, XSpace, XStat, x_event, x_stat};
+use xprof_testdata::xspace_proto::{XEvent, XLine, XPlane, XSpace, XStat, x_event, x_stat};
 
 fn space(rel: &str) -> XSpace {
     XSpace::decode(&*std::fs::read(fixture(rel)).unwrap()).unwrap()

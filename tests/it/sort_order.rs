@@ -17,10 +17,10 @@ use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Int32Type, Int64Type};
 use common::*;
 use prost::Message;
-use xprof_sql::convert::synthetic::*;
 use xprof_sql::format::Table;
-use xprof_sql::format::wire::*;
 use xprof_sql::query::{OpenOptions, ProfileSession};
+use xprof_testdata::xspace_proto::*;
+use xprof_testdata::*;
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Key {

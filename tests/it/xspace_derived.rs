@@ -8,9 +8,9 @@ use crate::common;
 use common::*;
 use prost::Message;
 use xprof_sql::convert::reader::ConvertOptions;
-use xprof_sql::convert::synthetic::*;
 use xprof_sql::format::Table;
-use xprof_sql::format::wire::*;
+use xprof_testdata::xspace_proto::*;
+use xprof_testdata::*;
 
 fn opts(batch_rows: usize) -> ConvertOptions {
     ConvertOptions {
@@ -449,4 +449,55 @@ fn llo_lanes_get_their_kernel_unit_and_come_after_their_containers() {
     }
     // Event ids follow (track_id, ts_ps).
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
+}
+
+/// One event on one line of one plane: one `events` row (the example of
+/// `xprof_convert::xspace::convert` once, before its generator moved out
+/// of that crate).
+#[test]
+fn one_event_xspace_converts_to_one_event() {
+    use xprof_sql::convert::reader::TraceSource;
+    use xprof_sql::convert::sink::MemorySink;
+    use xprof_sql::convert::xspace::convert;
+
+    let mut plane = XPlane {
+        id: 1,
+        name: "/host:CPU".into(),
+        ..Default::default()
+    };
+    plane.event_metadata.insert(
+        1,
+        XEventMetadata {
+            id: 1,
+            name: "step".into(),
+            ..Default::default()
+        },
+    );
+    plane.lines.push(XLine {
+        id: 1,
+        name: "main".into(),
+        timestamp_ns: 10,
+        events: vec![XEvent {
+            metadata_id: 1,
+            data: Some(x_event::Data::OffsetPs(5)),
+            duration_ps: 100,
+            stats: vec![],
+        }],
+        ..Default::default()
+    });
+    let bytes = XSpace {
+        planes: vec![plane],
+        ..Default::default()
+    }
+    .encode_to_vec();
+    let src = TraceSource {
+        trace_id: 0,
+        path: "mem.xplane.pb".into(),
+        run: None,
+        host: "mem".into(),
+    };
+    let mut sink = MemorySink::default();
+    let summary = convert(&bytes, &src, &ConvertOptions::default(), &mut sink).unwrap();
+    assert_eq!(summary.events, 1);
+    assert_eq!(sink.rows(Table::Events), 1);
 }

@@ -15,9 +15,9 @@ use prost::Message;
 use xprof_sql::convert::reader::ConvertOptions;
 use xprof_sql::convert::xspace;
 use xprof_sql::format::Table;
-use xprof_sql::format::wire::{XSpace, XStat, x_event, x_stat};
+use xprof_testdata::xspace_proto::{XSpace, XStat, x_event, x_stat};
 
-fn stat_repr(s: &XStat, plane: &xprof_sql::format::wire::XPlane) -> String {
+fn stat_repr(s: &XStat, plane: &xprof_testdata::xspace_proto::XPlane) -> String {
     let key = plane
         .stat_metadata
         .get(&(s.metadata_id as i64))
@@ -212,7 +212,7 @@ fn real_gpu_profiles_lose_nothing() {
 #[test]
 fn synthetic_device_profiles_lose_nothing() {
     // Synthetic input: device planes follow the documented names.
-    use xprof_sql::convert::synthetic::*;
+    use xprof_testdata::*;
     assert_nothing_lost(&tpu_space(&TpuSpec::default()).encode_to_vec());
     assert_nothing_lost(&gpu_space(&GpuSpec::default()).encode_to_vec());
 }

@@ -9,7 +9,8 @@
 use std::time::Instant;
 
 use xprof_convert::input;
-use xprof_convert::reader::{self, ConvertOptions, TraceSource};
+use xprof_convert::reader::{ConvertOptions, TraceSource};
+use xprof_convert::registry;
 use xprof_convert::sink::CountingSink;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -36,8 +37,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mib = bytes.len() as f64 / 1048576.0;
         let mut sink = CountingSink::default();
         let t = Instant::now();
-        let r = reader::detect(&src.path, &bytes)?;
-        reader::convert(r, &bytes, &src, &opts, &mut sink)?;
+        let r = registry::detect(&src.path, &bytes)?;
+        registry::convert(r, &bytes, &src, &opts, &mut sink)?;
         let s = t.elapsed().as_secs_f64();
         println!("{s:.3} s  {:.0} MiB/s  {} rows", mib / s, sink.rows);
         times.push(s);

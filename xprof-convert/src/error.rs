@@ -44,3 +44,11 @@ pub enum ConvertError {
 
 /// Shorthand.
 pub type Result<T, E = ConvertError> = std::result::Result<T, E>;
+
+/// The [`ConvertError::Io`] of an I/O failure on `path`, for `map_err`.
+pub(crate) fn io_err(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> ConvertError + '_ {
+    move |source| ConvertError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}

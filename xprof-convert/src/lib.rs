@@ -3,46 +3,56 @@
 //!
 //! The flow is reader → assembler → sink → tables:
 //!
-//! - [`reader`]: the [`ProfileReader`](reader::ProfileReader) trait and the
-//!   registry of formats; one module per format ([`xspace`], [`chrome`],
-//!   [`mosaic_gpu`], [`proton_tree`]) decodes its bytes and describes the
-//!   trace to
+//! - [`reader`]: the [`ProfileReader`](reader::ProfileReader) trait; one
+//!   module per format under [`readers`] ([`xspace`], [`chrome`] with
+//!   [`mosaic_gpu`], [`proton_tree`], [`llo_dump`]) decodes its bytes, with
+//!   the [`codec`]s, and describes the trace to
 //! - [`assembler`]: the format-neutral [`TraceAssembler`](assembler::TraceAssembler)
 //!   that allocates ids, nests events, resolves containment and flows and
 //!   builds every table's rows in its declared order, handing batches to
 //! - [`sink`]: memory, Parquet, or a counter.
 //!
-//! [`names`] is the one vocabulary of device and line names; [`input`]
-//! opens files (memory-mapped, `.gz` inflated to a temporary file) and
-//! finds the files of run and log folders; [`batch`] converts many files
-//! in parallel; [`synthetic`] writes device-shaped XSpace files (GPU, TPU)
-//! for tests and benchmarks where no real capture is at hand.
+//! [`registry`] lists the readers and picks one for a file by its name or
+//! content; [`input`] opens files (memory-mapped, `.gz` inflated to a
+//! temporary file); [`discover`] finds the files of run and log folders;
+//! [`many`] converts many files in parallel. [`conversion`] holds what a
+//! conversion takes and gives (options, source, summary), and [`names`]
+//! the one vocabulary of device and line names.
+//!
+//! Layers, each importing only those below it: [`error`], [`names`],
+//! [`conversion`], [`input`], [`codec`], [`sink`] → [`assembler`] →
+//! [`reader`] → [`readers`] → [`registry`] → [`discover`] → [`many`].
 //!
 //! Converters never print and never panic on bad input: errors name the
-//! file, the format and the byte offset.
+//! file, the format and the byte offset. The generators of synthetic
+//! profiles for tests and benchmarks are in the dev-only `xprof-testdata`
+//! crate, not here.
 
 #![warn(missing_docs)]
 
 pub mod assembler;
-pub mod batch;
-pub mod chrome;
+pub mod codec;
+pub mod conversion;
+pub mod discover;
 pub mod error;
 pub mod input;
-pub mod json;
-pub mod llo_dump;
-pub mod llo_proto;
-pub mod mosaic_gpu;
-pub mod msgpack;
+pub mod many;
 pub mod names;
-mod nest;
-mod pb;
-pub mod proton_tree;
 pub mod reader;
+pub mod readers;
+pub mod registry;
 pub mod sink;
-pub mod synthetic;
-pub mod xspace;
+
+// The paths callers used before the readers, the codecs and the
+// conversion of many files had their own folders and names.
+pub use codec::{json, msgpack};
+/// [`many`] at the path callers used before it was named for what it does.
+pub use many as batch;
+pub use readers::chrome::{self, mosaic_gpu};
+pub use readers::xspace::{self, llo_proto};
+pub use readers::{llo_dump, proton_tree};
 
 pub use assembler::TraceAssembler;
+pub use discover::ProfileFile;
 pub use error::ConvertError;
-pub use input::ProfileFile;
 pub use reader::{ConvertOptions, ProfileReader, Summary, TraceSource};

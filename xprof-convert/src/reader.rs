@@ -1,103 +1,25 @@
-//! The [`ProfileReader`] trait every input format implements, and the
-//! registry of the formats this build reads.
+//! The [`ProfileReader`] trait every input format implements, and what
+//! its methods take and give.
 //!
 //! A reader turns an input's bytes into calls on a
 //! [`TraceAssembler`](crate::assembler::TraceAssembler); nothing after the
 //! assembler knows which format the rows came from. Adding a format is one
-//! module implementing [`ProfileReader`] and one line in [`READERS`].
+//! module under [`readers`](crate::readers) implementing [`ProfileReader`]
+//! and one line in the registry ([`READERS`](crate::registry::READERS)).
 //!
-//! ```
-//! use xprof_convert::reader::{self, TraceSource, ConvertOptions};
-//! use xprof_convert::sink::MemorySink;
-//! let path = std::path::Path::new("../examples/data/jax_cpu_mlp.xplane.pb");
-//! let input = xprof_convert::input::open(path).unwrap();
-//! let reader = reader::detect(path, &input).unwrap();
-//! assert_eq!(reader.name(), "xspace");
-//! let source = TraceSource { trace_id: 0, path: path.into(), run: None, host: "cpu".into() };
-//! let mut sink = MemorySink::default();
-//! let summary = reader::convert(reader, &input, &source, &ConvertOptions::default(), &mut sink).unwrap();
-//! assert!(summary.events > 0);
-//! ```
+//! A leaf of the reader layer: it names no reader. The readers import it;
+//! the registry, above them, lists them.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-use xprof_format::builders::DEFAULT_BATCH_ROWS;
+use std::path::Path;
 
 use crate::assembler::{TraceAssembler, TraceInfo};
-use crate::error::{ConvertError, Result};
+use crate::error::Result;
 use crate::input::InputBytes;
-use crate::sink::TableSink;
 
-/// Options every reader takes.
-#[derive(Clone)]
-pub struct ConvertOptions {
-    /// Rows per batch handed to the sink.
-    pub batch_rows: usize,
-    /// Called now and then with how far the conversion is.
-    pub progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
-}
-
-/// How far the conversion of one file is, for progress displays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Progress {
-    /// The file's index among the files of a batch conversion
-    /// ([`crate::batch`]); 0 for a single file.
-    pub file: usize,
-    /// Bytes of the (inflated) input converted so far.
-    pub bytes_done: u64,
-    /// Bytes of the (inflated) input in all; `bytes_done` equals it once
-    /// the file is done.
-    pub bytes_total: u64,
-}
-
-impl Default for ConvertOptions {
-    fn default() -> Self {
-        Self {
-            batch_rows: DEFAULT_BATCH_ROWS,
-            progress: None,
-        }
-    }
-}
-
-impl std::fmt::Debug for ConvertOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ConvertOptions")
-            .field("batch_rows", &self.batch_rows)
-            .finish()
-    }
-}
-
-/// Identity of the trace being converted.
-#[derive(Debug, Clone)]
-pub struct TraceSource {
-    /// `traces.trace_id` of every row.
-    pub trace_id: i32,
-    /// The input file (for `traces.source_path` and errors).
-    pub path: PathBuf,
-    /// Run name.
-    pub run: Option<String>,
-    /// Host name.
-    pub host: String,
-}
-
-/// What a conversion produced.
-#[derive(Debug, Clone, Default)]
-pub struct Summary {
-    /// Devices (XSpace planes) converted.
-    pub planes: usize,
-    /// Lines of the input (XSpace `XLine` messages) converted.
-    pub lines: usize,
-    /// Events converted.
-    pub events: u64,
-    /// Stats of events converted (rows of `event_args`).
-    pub event_stats: u64,
-    /// Things the converter noticed and kept (also in `traces`).
-    pub warnings: Vec<String>,
-    /// `traces.start_unix_ns`: when the capture started, where the input
-    /// records it.
-    pub start_unix_ns: Option<i64>,
-}
+pub use crate::conversion::{ConvertOptions, Progress, Summary, TraceSource};
+/// The registry's items at the path callers used before it had its own
+/// module ([`crate::registry`]).
+pub use crate::registry::{READERS, convert, detect, reader_named};
 
 /// One track of a device, as `inspect` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,6 +63,16 @@ pub trait ProfileReader: Send + Sync {
     /// the format (how `discover` picks the files of a folder).
     fn owns_file_name(&self, file_name: &str) -> bool;
 
+    /// The file-name suffixes of the format, which discovery strips from
+    /// a file's name to name its host (`hostA.xplane.pb` is host `hostA`;
+    /// [`host_of`](crate::discover::host_of) takes the longest that
+    /// matches). They may be wider than [`owns_file_name`](Self::owns_file_name):
+    /// a `*.pb` file is found by its content, not its name, yet `.pb` is
+    /// stripped. None by default: the host is the whole file name.
+    fn file_suffixes(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// Whether `head` (the first bytes of the decompressed input read from
     /// `path`) looks like this format.
     fn sniff(&self, path: &Path, head: &[u8]) -> bool;
@@ -156,75 +88,4 @@ pub trait ProfileReader: Send + Sync {
 
     /// Devices, tracks and event counts, without converting.
     fn inspect(&self, input: &InputBytes) -> Result<Vec<PlaneInfo>>;
-}
-
-/// Every format this build reads, in detection order.
-///
-/// The JSON formats come first: their sniffing looks past leading blanks,
-/// which XSpace's (a first byte of 0x0a, a newline) would take for a plane.
-/// Mosaic GPU's traces are Chrome traces of a particular producer, so
-/// its reader is asked before the Chrome reader.
-pub static READERS: &[&dyn ProfileReader] = &[
-    &crate::mosaic_gpu::MosaicGpuReader,
-    &crate::chrome::ChromeTraceReader,
-    &crate::proton_tree::ProtonTreeReader,
-    &crate::xspace::XSpaceReader,
-    &crate::llo_dump::LloDumpReader,
-];
-
-/// The reader named `name` (case-insensitive).
-pub fn reader_named(name: &str) -> Option<&'static dyn ProfileReader> {
-    READERS
-        .iter()
-        .copied()
-        .find(|r| r.name().eq_ignore_ascii_case(name))
-}
-
-/// The reader of `bytes` read from `path`: by file name first, then by
-/// content.
-pub fn detect(path: &Path, bytes: &[u8]) -> Result<&'static dyn ProfileReader> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    if let Some(r) = READERS.iter().find(|r| r.owns_file_name(&name)) {
-        return Ok(*r);
-    }
-    let head = &bytes[..bytes.len().min(4096)];
-    if let Some(r) = READERS.iter().find(|r| r.sniff(path, head)) {
-        return Ok(*r);
-    }
-    let why = match head.iter().find(|b| !b.is_ascii_whitespace()) {
-        Some(b'{' | b'[') => {
-            "JSON, but neither a Chrome trace (no \"traceEvents\" or \"ph\" in its first 4 KiB) \
-             nor a Proton tree profile (no \"frame\")"
-                .to_string()
-        }
-        Some(b) => format!(
-            "first byte 0x{b:02x} starts none of: {}",
-            READERS
-                .iter()
-                .map(|r| r.name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        None => "the file is empty or blank".to_string(),
-    };
-    Err(ConvertError::UnknownFormat {
-        path: path.to_path_buf(),
-        why,
-    })
-}
-
-/// Converts `input` with `reader` into `sink` as trace `source`.
-pub fn convert(
-    reader: &dyn ProfileReader,
-    input: &InputBytes,
-    source: &TraceSource,
-    options: &ConvertOptions,
-    sink: &mut dyn TableSink,
-) -> Result<Summary> {
-    let mut asm = TraceAssembler::new(source, reader.name(), options, sink);
-    let info = reader.convert(input, options, &mut asm)?;
-    asm.finish(info)
 }

@@ -2,8 +2,9 @@
 //! of every table and its documentation ([`schema`]), the batch builders
 //! converters write rows into ([`builders`]), the Parquet dataset layout
 //! ([`dataset`]) and its file writer ([`table_file`], with
-//! [`dict_column`] for dictionary strings), and the XSpace wire types
-//! ([`wire`]).
+//! [`dict_column`] for dictionary strings), and the typed rows converters
+//! fill: [`event_rows`] for the high-volume `events` and `event_args`,
+//! [`small_table_rows`] for every other table.
 //!
 //! It knows nothing of SQL: converters produce [`arrow::record_batch::RecordBatch`]es
 //! through it, and `xprof-query` registers them with DataFusion.
@@ -22,16 +23,15 @@ pub mod dataset;
 pub mod dict_column;
 pub mod docs;
 pub mod error;
+pub mod event_rows;
 pub mod hash;
-pub mod rows;
 pub mod schema;
+pub mod small_table_rows;
 pub mod table_file;
-pub mod table_rows;
 pub mod value;
-pub mod wire;
 
 pub use builders::{DictBuilder, Interner, Sym, TableBuilder};
 pub use error::FormatError;
-pub use rows::{EventArgsBuilder, EventRow, EventsBuilder};
+pub use event_rows::{EventArgsBuilder, EventRow, EventsBuilder};
 pub use schema::{SCHEMA_VERSION, Table};
 pub use value::StatValue;

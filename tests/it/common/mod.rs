@@ -358,8 +358,8 @@ fn measure_child() {
 
 /// A plane `name` of one line (`main`) holding one event (`op{id % 50}`,
 /// 5 ps at 10 ps).
-pub fn one_event_plane(id: i64, name: String) -> xprof_sql::format::wire::XPlane {
-    use xprof_sql::format::wire::{XEvent, XEventMetadata, XLine, XPlane, x_event};
+pub fn one_event_plane(id: i64, name: String) -> xprof_testdata::xspace_proto::XPlane {
+    use xprof_testdata::xspace_proto::{XEvent, XEventMetadata, XLine, XPlane, x_event};
     XPlane {
         id,
         name,

@@ -17,7 +17,7 @@
 //!   [`Role`](crate::names::Role)); readers emit container tracks first;
 //! - flows and correlation ids, paired at the end of the trace;
 //! - counters, and typed rows for every table
-//!   ([`xprof_format::table_rows`]);
+//!   ([`xprof_format::small_table_rows`]);
 //! - the declared sort order of every table, checked on every batch.
 //!
 //! Memory: one batch per table (the rows of several small devices are
@@ -25,20 +25,21 @@
 //! flow endpoints of the trace (paired at its end).
 
 mod flows;
+pub(crate) mod nest;
 mod order;
 
 use std::collections::BTreeMap;
 
 use xprof_format::schema::{CONVERTER_VERSION, SCHEMA_VERSION};
-use xprof_format::table_rows::{CounterRow, DeviceRow, Row, RowBuffer, TraceRow, TrackRow};
+use xprof_format::small_table_rows::{CounterRow, DeviceRow, Row, RowBuffer, TraceRow, TrackRow};
 use xprof_format::{EventArgsBuilder, EventRow, EventsBuilder, Interner, StatValue, Sym, Table};
 
+use crate::conversion::{ConvertOptions, Summary, TraceSource};
 use crate::error::{ConvertError, Result};
 use crate::names::{DeviceKind, LineKind, Role};
-use crate::nest::{Nester, Open};
-use crate::reader::{ConvertOptions, Summary, TraceSource};
 use crate::sink::TableSink;
 use flows::FlowPairs;
+use nest::{Nester, Open};
 use order::OrderedSink;
 
 /// `event_args` batches are finished early when their string and binary

@@ -1,0 +1,313 @@
+//! A synthetic LLO compiler dump folder (`--xla_jf_dump_to`) for the
+//! program of [`crate::llo_capture`], in the text formats of the facts
+//! sheet (`shared/formats/tpu_kernel_profiling_capture.md` §9): the
+//! static per-bundle utilization (121), the schedule analysis (123), the
+//! final bundles (124) and the original LLO with its allocations (04).
+//!
+//! Like the real dump it is of an uninstrumented compile: no trace ops, and
+//! the empty grid slots (one in eight here) are dropped, so its addresses
+//! are not the capture's marker addresses; the `Start region N` /
+//! `End region N` comments link the two by region id. The entry bundle's
+//! operand text holds `{}` and a bounds-check op spans three lines with
+//! `/*x=*/` labels inside its comment, as on the real dump.
+//! [`DumpTruth`] describes what was written.
+
+use std::fmt::Write;
+
+use crate::llo_capture_truth::{CaptureTruth, HLO_OP};
+
+/// The dump's time stamp (ns), about 112 s before the profile, as on the
+/// real dump.
+pub const DUMP_NS: i64 = 1_783_579_888_000_000_000;
+
+/// One bundle as written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DumpBundle {
+    /// Address.
+    pub address: i64,
+    /// The capture's schedule slot it comes from.
+    pub slot: u32,
+    /// Ops: (mnemonic, unit in this project's vocabulary).
+    pub ops: Vec<(String, &'static str)>,
+    /// Regions started here.
+    pub started: Vec<u32>,
+    /// Regions ended here.
+    pub ended: Vec<u32>,
+    /// Control-target tag.
+    pub tag: Option<&'static str>,
+    /// `>` mark.
+    pub in_loop: bool,
+    /// The innermost placed region of the program holding its slot.
+    pub region: Option<u32>,
+}
+
+/// What the generator wrote.
+#[derive(Debug, Clone, Default)]
+pub struct DumpTruth {
+    /// Bundles in address order.
+    pub bundles: Vec<DumpBundle>,
+    /// Files: (name, text).
+    pub files: Vec<(String, String)>,
+    /// Allocations: (name, space, size, scoped).
+    pub allocations: Vec<(String, &'static str, i64, bool)>,
+}
+
+/// Columns of the utilization dump, with capacities.
+pub const UTILIZATION_COLUMNS: [(&str, i64); 10] = [
+    ("MXU", 2),
+    ("XLU", 2),
+    ("VALU", 4),
+    ("VPOP", 2),
+    ("EUP", 1),
+    ("VLOAD", 3),
+    ("VLOAD:FILL", 3),
+    ("VSTORE", 2),
+    ("VSTORE:SPILL", 2),
+    ("SALU", 2),
+];
+
+fn file(pass: u32, dump: &str) -> String {
+    format!("{DUMP_NS}-{HLO_OP}-{pass:02}-{dump}.txt")
+}
+
+/// Builds the dump of `truth`'s program.
+pub fn dump_folder(truth: &CaptureTruth) -> DumpTruth {
+    let mut out = DumpTruth::default();
+    let kept: Vec<u32> = (0..truth.slots).filter(|s| s % 8 != 7).collect();
+    let used = |name: &str, s: u32| {
+        truth
+            .units
+            .iter()
+            .find(|u| u.counter == name)
+            .map_or(0, |u| u.used[s as usize] as usize)
+    };
+    let body = truth.region(69);
+    for (address, &slot) in kept.iter().enumerate() {
+        let mut ops: Vec<(String, &'static str)> = Vec::new();
+        for (name, mnemonic, unit) in [
+            ("MXU", "vmatmul.mubr.f32.gmra.mxu", "MXU"),
+            ("Vector Load", "vld", "VLD"),
+            ("Vector ALU", "vadd.f32", "VALU"),
+            ("Vector Store", "vst", "VST"),
+            ("Scalar ALU", "sadd.s32", "SALU"),
+        ] {
+            for k in 0..used(name, slot) {
+                let m = if unit == "MXU" {
+                    format!("{mnemonic}{}", k % 2)
+                } else {
+                    mnemonic.to_string()
+                };
+                ops.push((m, unit));
+            }
+        }
+        // The regions whose first (last) kept slot this is.
+        let first_kept = |r: u32| kept.iter().copied().find(|k| *k >= r);
+        let last_kept = |r: u32| kept.iter().copied().rev().find(|k| *k < r);
+        let mut started = Vec::new();
+        let mut ended = Vec::new();
+        for r in &truth.regions {
+            let (Some(start), Some(end)) = (r.start, r.end) else {
+                continue;
+            };
+            if r.id != 0 && first_kept(start) == Some(slot) {
+                started.push(r.id);
+            }
+            if r.id != 0 && last_kept(end) == Some(slot) {
+                ended.push(r.id);
+            }
+        }
+        let tag = if Some(slot) == body.start.and_then(first_kept) {
+            Some("LB")
+        } else if [31, 7]
+            .iter()
+            .any(|r| truth.region(*r).start.and_then(first_kept) == Some(slot))
+        {
+            Some("PF")
+        } else {
+            None
+        };
+        let in_loop = body.start <= Some(slot) && Some(slot) < truth.region(5).end;
+        let region = truth
+            .regions
+            .iter()
+            .rev()
+            .find(|r| r.start <= Some(slot) && Some(slot) < r.end && r.start.is_some())
+            .map(|r| r.id);
+        out.bundles.push(DumpBundle {
+            address: address as i64,
+            slot,
+            ops,
+            started,
+            ended,
+            tag,
+            in_loop,
+            region,
+        });
+    }
+
+    // 124: final bundles.
+    let mut fb = String::from(
+        "= control target key start\nLH: loop header\nLB: loop body\nLE: loop exit\n\
+         PB: predicated region body\nPF: predicated region fallthrough\nCT: control target\n\
+         = control target key end\n\n",
+    );
+    let last = out.bundles.len() - 1;
+    let mut id = 10;
+    for (i, b) in out.bundles.iter_mut().enumerate() {
+        let addr = if b.address == 0 {
+            "0".to_string()
+        } else {
+            format!("{:#x}", b.address)
+        };
+        let tag = b.tag.map_or("   ".to_string(), |t| format!(" {t}"));
+        let mut texts: Vec<String> = b
+            .ops
+            .iter()
+            .map(|(m, unit)| {
+                id += 1;
+                match *unit {
+                    "VLD" => format!(
+                        "%v{id}_v{} = {m} [vmem:[#allocation2 + $0x{:x}] sm:$0xff]",
+                        id % 64,
+                        id * 8
+                    ),
+                    "VST" => format!(
+                        "{m} [vmem:[#allocation2 + $0x{:x}] sm:$0xff] %v{}_v3",
+                        id * 8,
+                        id - 1
+                    ),
+                    "SALU" => format!("%s{id}_s{} = {m} 1, %s{}_s3", id % 31, id - 1),
+                    _ => format!("%v{id}_v{} = {m} %v{}_v1, %v{}_v2", id % 64, id - 1, id - 2),
+                }
+            })
+            .collect();
+        if i == 0 {
+            texts.push(
+                "%s1_s0 = inlined_call_operand.hbm [shape: f32[1024,512], index: 0, kind: input, shape index: {}]"
+                    .to_string(),
+            );
+            b.ops.push(("inlined_call_operand.hbm".into(), "PSEUDO"));
+        }
+        if i == 5 {
+            texts.push(
+                "%90 = shalt.err (!%p5_p1) /* BoundsCheck 0 [deref of %s7] for %v9 = vld [vmem:[%s7] sm:$0xff] /*x=*/1\nhlo: pallas_matmul.1\n */"
+                    .to_string(),
+            );
+            b.ops.push(("shalt.err".into(), "SALU"));
+        }
+        let mut comment: Vec<String> = Vec::new();
+        if i == 0 {
+            comment.push(format!("entry bundle: %{HLO_OP} = custom-call(%p0, %p1)"));
+        }
+        comment.extend(b.started.iter().map(|r| format!("Start region {r}")));
+        comment.extend(b.ended.iter().map(|r| format!("End region {r}")));
+        if i == last {
+            comment.push(format!("exit bundle: %{HLO_OP}"));
+        }
+        let ops = if texts.is_empty() {
+            "{}".to_string()
+        } else {
+            format!("{{ {} }}", texts.join("  ;;  "))
+        };
+        let mark = if b.in_loop { '>' } else { ' ' };
+        let _ = write!(fb, "{addr:>6}{tag}: {mark} {ops}");
+        if !comment.is_empty() {
+            let _ = write!(fb, " /* {} */", comment.join(" :: "));
+        }
+        fb.push('\n');
+    }
+
+    // 121: static per-bundle utilization.
+    let mut util = String::from("== CAPACTIY:\n");
+    util.push_str(
+        &UTILIZATION_COLUMNS
+            .iter()
+            .map(|c| c.0)
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    util.push('\n');
+    util.push_str(
+        &UTILIZATION_COLUMNS
+            .iter()
+            .map(|c| format!("{:>5}", c.1))
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    util.push_str("\n== UTILIZATION:\n");
+    for b in &out.bundles {
+        let count = |u: &str| b.ops.iter().filter(|o| o.1 == u).count();
+        let row = [
+            used("MXU", b.slot),
+            0,
+            count("VALU"),
+            0,
+            0,
+            count("VLD"),
+            0,
+            count("VST"),
+            0,
+            count("SALU"),
+        ];
+        util.push_str(
+            &row.iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+        util.push('\n');
+    }
+
+    // 123: schedule analysis.
+    let total = out.bundles.len();
+    let empty = out
+        .bundles
+        .iter()
+        .filter(|b| b.ops.iter().all(|o| o.1 == "PSEUDO"))
+        .count();
+    let sched = format!(
+        "Schedule analysis:\n\ttotal scheduled bundles:    {total}\n\tempty scheduled bundles:    {empty}\n\
+         \tnon empty scheduled bundles: {}\n\t{total}.00 scheduled bundles (100.00%): %{HLO_OP} = \
+         f32[1024,1024]{{1,0}} custom-call(f32[1024,512]{{1,0}} %p0, f32[512,1024]{{1,0}} %p1), \
+         custom_call_target=\"tpu_custom_call\"\n\t[opcode]    {total} scheduled bundles \
+         (100.00%): custom-call   (1 instances, {total}.00 avg)\n",
+        total - empty
+    );
+
+    // 04: original LLO: the region tree and the allocations.
+    let mut orig = String::from("// [Enable stack traces with --xla_jf_dump_stack_traces]\n");
+    for r in &truth.regions {
+        let parent = r.parent.map_or(String::new(), |p| format!(" parent={p}"));
+        let _ = writeln!(orig, "$region{}: #{{{HLO_OP}}}{parent} // {}", r.id, r.role);
+        let _ = writeln!(orig, "  %s{} = sadd.s32 1, %s{}", r.id + 500, r.id + 499);
+    }
+    for (n, space, size, scoped, shape) in [
+        (0, "vmem", 2 << 20, false, "f32[512,1024]{1,0}"),
+        (1, "vmem", 2 << 20, false, "f32[512,1024]{1,0}"),
+        (2, "vmem", 4 << 20, true, "f32[1024,1024]{1,0}"),
+        (3, "sflag", 8, true, "s32[2]{0}"),
+        (4, "sflag", 8, true, "s32[2]{0}"),
+        (5, "smem", 4, true, "s32[1]{0}"),
+    ] {
+        let name = format!("#allocation{n}");
+        let kind = if scoped { "scoped" } else { "fixed_abs" };
+        let offset = if scoped {
+            String::new()
+        } else {
+            format!(" offset = {:#x},", n * 0x1000)
+        };
+        let _ = writeln!(
+            orig,
+            "{name} [shape = '{shape}', space={space}, size = {size:#x},{offset} {kind}, tag = 'buffer {n}']"
+        );
+        out.allocations.push((name, space, size, scoped));
+    }
+
+    out.files = vec![
+        (file(4, "original"), orig),
+        (file(121, "final_hlo-static-per-bundle-utilization"), util),
+        (file(123, "schedule-analysis_final_bundles"), sched),
+        (file(124, "final_bundles"), fb),
+    ];
+    out
+}
