@@ -1,7 +1,10 @@
 //! The client side: a [`ProfileSession`] that plans here and runs on a
-//! scheduler ([`connect`]), opening inputs into it ([`open`]) after
-//! refusing those a cluster cannot read ([`check_inputs`]), and the forms
-//! of a scheduler address ([`scheduler_url`]).
+//! scheduler ([`connect`], [`connect_with_token`]), opening inputs into it
+//! ([`open`]) after refusing those a cluster cannot read
+//! ([`check_inputs`]), and the forms of a scheduler address
+//! ([`scheduler_url`]). With a cluster token, every connection the
+//! session opens (to the scheduler, and to executors for results)
+//! carries it.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -13,6 +16,10 @@ use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::SessionContext;
 use xprof_query::{ProfileSession, SessionOptions};
 
+use ballista_core::serde::protobuf::GetJobStatusParams;
+use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
+
+use crate::auth::{ClusterToken, endpoint, token_endpoint};
 use crate::config::{DEFAULT_SCHEDULER_PORT, GRPC_MESSAGE_BYTES};
 use crate::error::{ClusterError, Result};
 use crate::planner;
@@ -72,29 +79,58 @@ pub fn scheduler_host_port(address: &str) -> Result<(String, u16)> {
     Ok((host.to_string(), port))
 }
 
-/// Checks that a scheduler answers at `url` (`df://HOST:PORT`).
-async fn check_reachable(url: &str) -> Result<()> {
+/// Checks that a scheduler answers at `url` (`df://HOST:PORT`) and takes
+/// `token`: a call it refuses for the token fails here, with the reason,
+/// rather than as the first query's error.
+async fn check_reachable(url: &str, token: Option<&ClusterToken>) -> Result<()> {
     let http = url.replacen("df://", "http://", 1);
     let unreachable = |reason: String| ClusterError::Unreachable {
         url: url.to_string(),
         reason,
     };
-    let endpoint = tonic::transport::Endpoint::new(http)
+    let endpoint = endpoint(http, token)
         .map_err(|e| unreachable(e.to_string()))?
         .connect_timeout(Duration::from_secs(10));
-    endpoint.connect().await.map_err(|e| {
+    let channel = endpoint.connect().await.map_err(|e| {
         unreachable(std::error::Error::source(&e).map_or(e.to_string(), |s| s.to_string()))
     })?;
-    Ok(())
+    // Any call shows whether the token is taken; an unknown job's status
+    // is the cheapest.
+    match SchedulerGrpcClient::new(channel)
+        .get_job_status(GetJobStatusParams {
+            job_id: "xprof-token-check".into(),
+        })
+        .await
+    {
+        Err(status) if status.code() == tonic::Code::Unauthenticated => {
+            Err(ClusterError::Unauthenticated {
+                url: url.to_string(),
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A session whose queries run on the scheduler at `address`
+/// (`df://HOST:PORT`), with the cluster token of the environment variable
+/// [`TOKEN_ENV`](crate::TOKEN_ENV) if set: [`connect_with_token`].
+pub async fn connect(address: &str, options: SessionOptions) -> Result<ProfileSession> {
+    connect_with_token(address, options, ClusterToken::from_env()?).await
 }
 
 /// A session whose queries run on the scheduler at `address`
 /// (`df://HOST:PORT`): SQL is planned here, with every view and function
-/// of this project, and run there. Open Parquet datasets or warehouses
-/// into it with [`open`].
-pub async fn connect(address: &str, options: SessionOptions) -> Result<ProfileSession> {
+/// of this project, and run there. Every call to the cluster carries
+/// `token`; a scheduler that refuses it fails here
+/// ([`ClusterError::Unauthenticated`]). Open Parquet datasets or
+/// warehouses into it with [`open`].
+pub async fn connect_with_token(
+    address: &str,
+    options: SessionOptions,
+    token: Option<ClusterToken>,
+) -> Result<ProfileSession> {
     let url = scheduler_url(address)?;
-    check_reachable(&url).await?;
+    check_reachable(&url, token.as_ref()).await?;
     let local = options.context()?;
     let state = local.state();
     // Ballista's restrictions first (they apply only to a config without
@@ -128,6 +164,12 @@ pub async fn connect(address: &str, options: SessionOptions) -> Result<ProfileSe
         // waiting on the scheduler's push, which drops a status when its
         // channel is full and leaves the client waiting.
         .set_bool(ballista_core::config::BALLISTA_CLIENT_PULL, true);
+    // The token on every connection Ballista opens for this session: to
+    // the scheduler (the job, its status) and to executors (the results).
+    let config = match &token {
+        Some(t) => config.with_ballista_override_create_grpc_client_endpoint(token_endpoint(t)),
+        None => config,
+    };
     // Planned here (`planner`): DataFusion's physical rules, not the
     // local session's dictionary aggregate, whose plan node has no
     // encoding for executors (and finds no dictionaries on a cluster).

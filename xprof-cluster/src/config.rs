@@ -13,6 +13,8 @@ use ballista_core::extension::{
 use datafusion::execution::{FunctionRegistry as _, SessionState, SessionStateBuilder};
 use datafusion::prelude::SessionConfig;
 
+use crate::auth::{ClusterToken, token_endpoint};
+
 /// The port a scheduler listens on unless told otherwise (Ballista's).
 pub const DEFAULT_SCHEDULER_PORT: u16 = 50050;
 
@@ -42,8 +44,19 @@ pub(crate) fn with_project_functions(builder: SessionStateBuilder) -> SessionSta
     state
 }
 
-/// The Ballista settings every process of a cluster shares.
-pub(crate) fn cluster_config() -> SessionConfig {
-    SessionConfig::new_with_ballista()
-        .with_ballista_grpc_client_max_message_size(GRPC_MESSAGE_BYTES)
+/// The Ballista settings every process of a cluster shares; with a
+/// token, every gRPC connection Ballista opens under them (an executor's
+/// shuffle fetches from the others) carries it.
+pub(crate) fn cluster_config(token: Option<&ClusterToken>) -> SessionConfig {
+    let config = SessionConfig::new_with_ballista()
+        .with_ballista_grpc_client_max_message_size(GRPC_MESSAGE_BYTES);
+    match token {
+        Some(t) => config.with_ballista_override_create_grpc_client_endpoint(token_endpoint(t)),
+        None => config,
+    }
+}
+
+/// [`cluster_config`] as Ballista's config producer.
+pub(crate) fn config_producer(token: Option<ClusterToken>) -> ballista_core::ConfigProducer {
+    Arc::new(move || cluster_config(token.as_ref()))
 }

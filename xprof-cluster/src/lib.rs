@@ -22,31 +22,47 @@
 //! cluster plans with DataFusion's and Ballista's rules only, so no
 //! custom execution plan is ever sent to an executor (docs/design.md).
 //!
-//! One file per part: `error.rs` ([`ClusterError`]); `config.rs`, what
-//! every process shares (the default port, the gRPC message limit, the
-//! Ballista settings, this project's functions); `scheduler.rs`;
-//! `executor.rs`; `local.rs` ([`LocalCluster`]); `client.rs` ([`connect`],
-//! scheduler addresses, the inputs a cluster reads); `planner.rs`
-//! (planning on the client, [`ClusterExec`]). The others import
-//! `config` and `error`; besides, `local` imports the scheduler and the
+//! Security (docs/cluster.md, Security): services listen on loopback
+//! unless given a shared secret ([`ClusterToken`]), which every call then
+//! carries and every server checks; executors read files inside their
+//! dataset roots and shuffle files inside their work folder only, and
+//! refuse plans that write.
+//!
+//! One file per part: `error.rs` ([`ClusterError`]); `auth.rs`, the token
+//! and the loopback rule ([`check_bind`]); `config.rs`, what every
+//! process shares (the default port, the gRPC message limit, the Ballista
+//! settings, this project's functions); `confine.rs`, what an executor
+//! reads (the plan check and the confined Flight service);
+//! `scheduler.rs`; `executor.rs`; `local.rs` ([`LocalCluster`]);
+//! `client.rs` ([`connect`], scheduler addresses, the inputs a cluster
+//! reads); `planner.rs` (planning on the client, [`ClusterExec`]). The
+//! others import `config`, `auth` and `error`; besides, `scheduler`,
+//! `executor` and `local` import `confine`, `local` the scheduler and the
 //! executor, and `client` the planner.
 //!
 //! [Apache Ballista]: https://datafusion.apache.org/ballista/
 
 #![warn(missing_docs)]
 
+mod auth;
 mod client;
 mod config;
+mod confine;
 mod error;
 mod executor;
 mod local;
 mod planner;
 mod scheduler;
 
-pub use client::{check_inputs, connect, open, scheduler_host_port, scheduler_url};
+pub use auth::{ClusterToken, TOKEN_ENV, check_bind};
+pub use client::{
+    check_inputs, connect, connect_with_token, open, scheduler_host_port, scheduler_url,
+};
 pub use config::DEFAULT_SCHEDULER_PORT;
 pub use error::{ClusterError, Result};
 pub use executor::{ExecutorOptions, function_registry, run_executor};
-pub use local::LocalCluster;
+pub use local::{LocalCluster, LocalClusterOptions};
 pub use planner::ClusterExec;
-pub use scheduler::{Scheduler, SchedulerOptions, scheduler_session, start_scheduler};
+pub use scheduler::{
+    MIN_EXECUTOR_TIMEOUT, Scheduler, SchedulerOptions, scheduler_session, start_scheduler,
+};

@@ -1,6 +1,12 @@
 //! The scheduler: its options, starting it in this process
 //! ([`start_scheduler`]) and the session it plans each query in
 //! ([`scheduler_session`]), with this project's functions registered.
+//!
+//! Ballista's own server (`start_grpc_service_with_listener`) has no hook
+//! for authentication, so this crate serves Ballista's scheduler service
+//! itself, behind the token check of [`crate::auth`]; it mounts that
+//! service only (not Ballista's REST API, health routes or Flight proxy,
+//! which this project does not use).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -8,18 +14,27 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ballista_core::config::TaskSchedulingPolicy;
+use ballista_core::error::BallistaError;
 use ballista_core::extension::SessionConfigExt;
+use ballista_core::serde::protobuf::scheduler_grpc_server::SchedulerGrpcServer;
 use ballista_scheduler::cluster::BallistaCluster;
 use ballista_scheduler::config::SchedulerConfig;
-use ballista_scheduler::scheduler_process::{create_scheduler, start_grpc_service_with_listener};
+use ballista_scheduler::scheduler_process::create_scheduler;
 use datafusion::execution::{SessionState, SessionStateBuilder};
 use datafusion::prelude::SessionConfig;
 use datafusion_proto::protobuf::{LogicalPlanNode, PhysicalPlanNode};
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::server::TcpIncoming;
 
+use crate::auth::{ClusterToken, TokenCheck, check_bind, token_endpoint};
 use crate::config::{
-    DEFAULT_SCHEDULER_PORT, GRPC_MESSAGE_BYTES, cluster_config, with_project_functions,
+    DEFAULT_SCHEDULER_PORT, GRPC_MESSAGE_BYTES, config_producer, with_project_functions,
 };
 use crate::error::{ClusterError, Result};
+
+/// The shortest executor timeout accepted: a busy executor reports every
+/// 5 s (Ballista's poll loop), so less would count busy executors dead.
+pub const MIN_EXECUTOR_TIMEOUT: Duration = Duration::from_secs(6);
 
 /// The scheduler's session for one query: the client's settings, this
 /// project's functions, DataFusion's and Ballista's rules.
@@ -42,18 +57,24 @@ pub fn scheduler_session(config: SessionConfig) -> datafusion::error::Result<Ses
 #[derive(Debug, Clone)]
 pub struct SchedulerOptions {
     /// Address to listen on (port 0: any free port, see
-    /// [`Scheduler::addr`]).
+    /// [`Scheduler::addr`]). Default `127.0.0.1:50050`; any other than a
+    /// loopback address needs a [`token`](Self::token).
     pub bind: SocketAddr,
     /// An executor silent this long is dead: its running tasks and the
-    /// shuffle output it held are run again elsewhere.
+    /// shuffle output it held are run again elsewhere; when none is left,
+    /// the running queries fail after as long again (at least
+    /// [`MIN_EXECUTOR_TIMEOUT`]; default 15 s).
     pub executor_timeout: Duration,
+    /// The cluster's shared secret: every call must carry it.
+    pub token: Option<ClusterToken>,
 }
 
 impl Default for SchedulerOptions {
     fn default() -> Self {
         Self {
-            bind: SocketAddr::from(([0, 0, 0, 0], DEFAULT_SCHEDULER_PORT)),
-            executor_timeout: Duration::from_secs(30),
+            bind: SocketAddr::from(([127, 0, 0, 1], DEFAULT_SCHEDULER_PORT)),
+            executor_timeout: Duration::from_secs(15),
+            token: None,
         }
     }
 }
@@ -95,7 +116,19 @@ impl Drop for Scheduler {
 /// Starts a scheduler: binds `options.bind`, registers this project's
 /// functions for every session ([`scheduler_session`]) and serves in the
 /// background. Executors poll it for tasks (Ballista's pull scheduling).
+///
+/// Refuses a non-loopback address without a token
+/// ([`ClusterError::Insecure`]) and an executor timeout under
+/// [`MIN_EXECUTOR_TIMEOUT`].
 pub async fn start_scheduler(options: &SchedulerOptions) -> Result<Scheduler> {
+    check_bind("the scheduler", options.bind, options.token.as_ref())?;
+    if options.executor_timeout < MIN_EXECUTOR_TIMEOUT {
+        return Err(ClusterError::Setting(format!(
+            "an executor timeout of {:?} is under {}s: a busy executor reports every 5 s, and would count as dead",
+            options.executor_timeout,
+            MIN_EXECUTOR_TIMEOUT.as_secs()
+        )));
+    }
     let listener = tokio::net::TcpListener::bind(options.bind)
         .await
         .map_err(|source| ClusterError::Io {
@@ -106,8 +139,12 @@ pub async fn start_scheduler(options: &SchedulerOptions) -> Result<Scheduler> {
         path: PathBuf::from(options.bind.to_string()),
         source,
     })?;
-    let timeout_s = options.executor_timeout.as_secs().max(2);
+    let timeout_s = options.executor_timeout.as_secs();
     let message = GRPC_MESSAGE_BYTES as u32;
+    // Liveness: an executor that has not polled for `timeout_s` is lost
+    // (checked every quarter of it); its tasks run again elsewhere. When
+    // the last one is lost, the running jobs fail after `timeout_s` more
+    // unless an executor registers, and their clients get the error.
     let config = SchedulerConfig {
         bind_host: addr.ip().to_string(),
         bind_port: addr.port(),
@@ -118,14 +155,26 @@ pub async fn start_scheduler(options: &SchedulerOptions) -> Result<Scheduler> {
         grpc_server_max_decoding_message_size: message,
         grpc_server_max_encoding_message_size: message,
         grpc_client_max_message_size: message,
-        override_config_producer: Some(Arc::new(cluster_config)),
+        override_config_producer: Some(config_producer(options.token.clone())),
         override_session_builder: Some(Arc::new(scheduler_session)),
+        override_create_grpc_client_endpoint: options.token.as_ref().map(token_endpoint),
         ..Default::default()
     };
     let cluster = BallistaCluster::new_from_config(&config).await?;
     let scheduler =
         create_scheduler::<LogicalPlanNode, PhysicalPlanNode>(cluster, Arc::new(config)).await?;
-    let service = tokio::spawn(start_grpc_service_with_listener(listener, scheduler));
+    let service = SchedulerGrpcServer::new(scheduler)
+        .max_encoding_message_size(GRPC_MESSAGE_BYTES)
+        .max_decoding_message_size(GRPC_MESSAGE_BYTES);
+    let service = InterceptedService::new(service, TokenCheck::new(options.token.clone()));
+    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+    // No per-call timeout (Ballista's axum server had none either).
+    let served = tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(Duration::from_secs(20)))
+        .http2_keepalive_timeout(Some(Duration::from_secs(20)))
+        .add_service(service)
+        .serve_with_incoming(incoming);
+    let service = tokio::spawn(async move { served.await.map_err(BallistaError::TonicError) });
     Ok(Scheduler {
         addr,
         service: Some(service),
