@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use xprof_sql::cluster::{self, LocalCluster};
+use xprof_sql::cluster::{self, LocalCluster, LocalClusterOptions};
 use xprof_sql::query::diff::DIFFS;
 use xprof_sql::query::views::VIEWS;
 use xprof_sql::query::{OpenOptions, ProfileSession, SessionOptions};
@@ -121,7 +121,14 @@ async fn compare_on_a_cluster() {
     let mut local = ProfileSession::new();
     local.open(&[&wh], &OpenOptions::default()).await.unwrap();
 
-    let cluster = LocalCluster::start(2, 2).await.expect("cluster starts");
+    let cluster = LocalCluster::start(&LocalClusterOptions {
+        executors: 2,
+        vcores: 2,
+        data_roots: vec![wh.clone()],
+        ..Default::default()
+    })
+    .await
+    .expect("cluster starts");
     let mut remote = cluster::connect(&cluster.url(), SessionOptions::default())
         .await
         .expect("connects");
@@ -189,7 +196,7 @@ async fn a_cluster_refuses_raw_profiles_and_names_an_unreachable_scheduler() {
 }
 
 /// A TCP port free now on 127.0.0.1.
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -198,7 +205,7 @@ fn free_port() -> u16 {
 }
 
 /// Child processes killed when the test ends, however it ends.
-struct Processes(Vec<Child>);
+pub(crate) struct Processes(pub(crate) Vec<Child>);
 
 impl Drop for Processes {
     fn drop(&mut self) {
@@ -222,7 +229,7 @@ fn cluster_query_command(url: &str, wh: &Path, sql: &str) -> Command {
 
 /// Waits for `child` at most `limit`, reading its output meanwhile; past
 /// the limit it is killed and the test fails naming `what`.
-fn output_within(mut child: Child, limit: Duration, what: &str) -> Output {
+pub(crate) fn output_within(mut child: Child, limit: Duration, what: &str) -> Output {
     fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
@@ -292,7 +299,7 @@ fn a_cluster_of_processes_answers_and_survives_a_killed_executor() {
             "--bind",
             "127.0.0.1:0",
             "--executor-timeout",
-            "4",
+            "6",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -325,6 +332,8 @@ fn a_cluster_of_processes_answers_and_survives_a_killed_executor() {
                 "2",
                 "--work-dir",
                 work.to_str().unwrap(),
+                "--data-root",
+                wh.to_str().unwrap(),
             ])
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(tmp.path().join(format!("executor{n}.log"))).unwrap())

@@ -13,6 +13,7 @@ mod async_overlap;
 mod bad_input;
 mod cli;
 mod cluster;
+mod cluster_security;
 mod dictionary_aggregate;
 mod diff;
 mod embed;
