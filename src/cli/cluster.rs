@@ -14,13 +14,20 @@ pub enum ClusterRole {
     /// executors. Prints the address it listens on, then serves until
     /// Ctrl-C.
     Scheduler {
-        /// Address to listen on (port 0: any free port).
-        #[arg(long, default_value = "0.0.0.0:50050")]
+        /// Address to listen on (port 0: any free port). Any other than a
+        /// loopback address needs the cluster token.
+        #[arg(long, default_value = "127.0.0.1:50050")]
         bind: std::net::SocketAddr,
         /// Seconds after which a silent executor counts as dead and its
-        /// tasks run again on the others.
-        #[arg(long, default_value_t = 30)]
+        /// tasks run again on the others; with none left, running queries
+        /// fail after as long again (at least 6).
+        #[arg(long, default_value_t = 15)]
         executor_timeout: u64,
+        /// File holding the cluster's shared secret (default: the
+        /// XPROF_CLUSTER_TOKEN environment variable); every call must then
+        /// carry it (docs/cluster.md, Security).
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<PathBuf>,
     },
     /// An executor: runs the tasks the scheduler hands out, reading the
     /// warehouse from its own path to it, until Ctrl-C.
@@ -28,9 +35,14 @@ pub enum ClusterRole {
         /// The scheduler (`HOST:PORT`, `df://HOST:PORT`).
         #[arg(long, default_value = "127.0.0.1:50050")]
         scheduler: String,
+        /// A folder it reads datasets from (repeat for several): tasks
+        /// that scan files elsewhere are refused.
+        #[arg(long = "data-root", value_name = "DIR", required = true)]
+        data_roots: Vec<PathBuf>,
         /// Address its Arrow Flight service (shuffle data, results)
-        /// listens on; the port must be free and not 0.
-        #[arg(long, default_value = "0.0.0.0:50051")]
+        /// listens on; the port must be free and not 0. Any other than a
+        /// loopback address needs the cluster token.
+        #[arg(long, default_value = "127.0.0.1:50051")]
         bind: std::net::SocketAddr,
         /// Host name or address the others reach it at (default: the
         /// address the scheduler sees).
@@ -46,6 +58,10 @@ pub enum ClusterRole {
         /// the machine's).
         #[arg(long, value_parser = parse_size)]
         memory_limit: Option<u64>,
+        /// File holding the cluster's shared secret (default: the
+        /// XPROF_CLUSTER_TOKEN environment variable).
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<PathBuf>,
     },
 }
 
@@ -56,10 +72,12 @@ pub async fn cluster(role: ClusterRole) -> AnyResult<()> {
         ClusterRole::Scheduler {
             bind,
             executor_timeout,
+            token_file,
         } => {
             let scheduler = cluster::start_scheduler(&cluster::SchedulerOptions {
                 bind,
                 executor_timeout: std::time::Duration::from_secs(executor_timeout),
+                token: cluster::ClusterToken::resolve(token_file.as_deref())?,
             })
             .await?;
             // The first line is the address, for scripts and tests that
@@ -77,13 +95,19 @@ pub async fn cluster(role: ClusterRole) -> AnyResult<()> {
         }
         ClusterRole::Executor {
             scheduler,
+            data_roots,
             bind,
             external_host,
             work_dir,
             vcores,
             memory_limit,
+            token_file,
         } => {
             let (host, port) = cluster::scheduler_host_port(&scheduler)?;
+            let token = cluster::ClusterToken::resolve(token_file.as_deref())?;
+            // Refused before the banner: a service that will not start
+            // says so first.
+            cluster::check_bind("an executor", bind, token.as_ref())?;
             outln!("xprof-sql cluster executor on {bind}, scheduler {host}:{port}");
             std::io::stdout().flush()?;
             // Ballista's executor stops by itself on Ctrl-C and SIGTERM.
@@ -95,6 +119,8 @@ pub async fn cluster(role: ClusterRole) -> AnyResult<()> {
                 work_dir,
                 vcores,
                 memory_pool_bytes: memory_limit,
+                data_roots,
+                token,
             })
             .await?;
             Ok(())
