@@ -262,3 +262,46 @@ fn the_cli_runs_xprofs_queries_with_schema_events_db() {
         format!("total_events\n{}\n", want[0][0])
     );
 }
+
+/// Double stats in `trace_args` are written as XProf writes them
+/// (`absl::StrCat`, `%g`): where rounding to six digits carries into the
+/// next power of ten, the notation is the carried value's (999999.7 is
+/// `1e+06`, 9.9999996e-05 is `0.0001`), as XProf 2.24.2 writes them.
+#[tokio::test]
+async fn trace_args_write_doubles_as_xprof_across_a_carry() {
+    use prost::Message;
+    use xprof_testdata::xspace_proto::{XSpace, x_stat};
+    use xprof_testdata::{PlaneBuilder, event, line};
+
+    let mut plane = PlaneBuilder::new(1, "/host:CPU");
+    let op = plane.event_metadata("op", "", vec![]);
+    let stats = vec![
+        plane.stat("big", x_stat::Value::DoubleValue(999_999.7)),
+        plane.stat("small", x_stat::Value::DoubleValue(9.999_999_6e-5)),
+        plane.stat("plain", x_stat::Value::DoubleValue(0.25)),
+    ];
+    plane.line(line(1, "main", 0, vec![event(op, 0, 1_000, stats)]));
+    let bytes = XSpace {
+        planes: vec![plane.finish()],
+        ..Default::default()
+    }
+    .encode_to_vec();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("doubles.xplane.pb");
+    std::fs::write(&path, bytes).unwrap();
+    let mut s = ProfileSession::with_limits(SessionOptions {
+        events_db_schema: true,
+        ..Default::default()
+    })
+    .unwrap();
+    s.open(&[path], &OpenOptions::default()).await.unwrap();
+    let got = cells(
+        &s.sql("SELECT trace_args FROM Events")
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap(),
+    );
+    assert_eq!(got, [["big=1e+06,plain=0.25,small=0.0001"]]);
+}

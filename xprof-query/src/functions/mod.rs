@@ -70,6 +70,7 @@ mod busy_ps;
 mod byte_length;
 mod descendants;
 mod event_tree;
+mod format_g;
 mod from_hex;
 mod lengths;
 mod op_parent;
@@ -81,6 +82,7 @@ mod read_profile;
 
 pub use busy_ps::BusyPs;
 pub use byte_length::ByteLength;
+pub use format_g::{FormatG, format_g};
 pub use from_hex::{FromHex, parse_hex};
 pub use lengths::Length;
 pub use op_parent::OpParent;
@@ -116,6 +118,10 @@ const FUNCTIONS: &[(&str, Function)] = &[
     (
         "byte_length",
         Function::Scalar(|| ScalarUDF::from(ByteLength::default())),
+    ),
+    (
+        "format_g",
+        Function::Scalar(|| ScalarUDF::from(FormatG::default())),
     ),
     (
         "from_hex",

@@ -78,9 +78,11 @@ instructions AS (
 operand_shapes AS (
   SELECT u.trace_id, u.program_id, u.name,
          array_agg(regexp_replace(o.shape, '\{[^}]*\}', '', 'g') ORDER BY u.pos) AS input_tensors
-  FROM (SELECT i.trace_id, i.program_id, i.computation, i.name, p.pos, i.operands[p.pos] AS operand
-        FROM instructions i
-        JOIN (SELECT unnest(range(1, 1025)) AS pos) p ON p.pos <= cardinality(i.operands)) u
+  -- Every operand, by position (as many as the instruction has).
+  FROM (SELECT trace_id, program_id, computation, name, pos, operands[pos] AS operand
+        FROM (SELECT trace_id, program_id, computation, name, operands,
+                     unnest(range(1, CAST(cardinality(operands) AS BIGINT) + 1)) AS pos
+              FROM instructions)) u
   JOIN hlo_instructions o
     ON o.trace_id = u.trace_id AND o.program_id = u.program_id AND o.computation = u.computation
    AND o.name = u.operand
@@ -110,21 +112,6 @@ nested AS (
   WHERE parent IS NOT NULL
   GROUP BY trace_id, parent
 ),
-doubles AS (
-  -- absl::StrCat of a double: `%g` with 6 significant digits (0.25,
-  -- 123457, 3.72662e-05, 1.23457e+06): the rounded digits to print and,
-  -- out of [1e-4, 1e6), the exponent.
-  SELECT *,
-         CASE WHEN double_value = 0 THEN NULL
-              WHEN abs(double_value) >= 1e-4 AND abs(double_value) < 1e6
-                THEN round(double_value, CAST(5 - exponent AS INT))
-              ELSE round(double_value / power(10.0, exponent), 5) END AS mantissa,
-         CASE WHEN double_value = 0 OR (abs(double_value) >= 1e-4 AND abs(double_value) < 1e6) THEN ''
-              ELSE 'e' || CASE WHEN exponent < 0 THEN '-' ELSE '+' END
-                   || lpad(CAST(CAST(abs(exponent) AS BIGINT) AS VARCHAR), 2, '0') END AS exponent_text
-  FROM (SELECT *, CASE WHEN double_value <> 0 THEN floor(log10(abs(double_value))) END AS exponent
-        FROM event_stats)
-),
 args AS (
   -- The stats no column holds, `key=value` joined with ',' in key order:
   -- the host's own stats; on devices the metadata's, then the event's.
@@ -146,15 +133,11 @@ args AS (
            CASE s.value_type
              WHEN 'int' THEN CAST(s.int_value AS VARCHAR)
              WHEN 'uint' THEN CAST(s.uint_value AS VARCHAR)
-             WHEN 'double' THEN s.double_text
+             -- absl::StrCat of a double: `%g`, six significant digits.
+             WHEN 'double' THEN format_g(s.double_value)
              WHEN 'bytes' THEN '<opaque bytes>'
              ELSE s.str_value END AS entry
-    FROM (SELECT *,
-                 CASE WHEN double_value = 0 THEN '0'
-                      WHEN mantissa = trunc(mantissa)
-                        THEN CAST(CAST(mantissa AS BIGINT) AS VARCHAR) || exponent_text
-                      ELSE CAST(mantissa AS VARCHAR) || exponent_text END AS double_text
-          FROM doubles) s
+    FROM event_stats s
     JOIN base b ON b.trace_id = s.trace_id AND b.event_id = s.event_id
     WHERE CASE WHEN b.parser = 'host'
                THEN s.origin = 'event' AND s.key NOT IN ('group_id', 'correlation_id', 'flow', 'source')
