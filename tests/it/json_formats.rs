@@ -1397,3 +1397,56 @@ fn small_devices_share_batches_within_the_batch_size() {
         assert!(ids.windows(2).all(|w| w[0].unwrap() < w[1].unwrap()));
     }
 }
+
+/// A trace in the JSON Array Format may end without its `]` (the Trace
+/// Event Format allows it, so that traces of programs that crashed still
+/// load), also after a trailing `,`: it reads as the closed array does,
+/// with a warning. An object's `traceEvents` array must still close, and
+/// an event cut in the middle is still an error naming its offset.
+#[test]
+fn an_event_array_without_its_closing_bracket_reads_with_a_warning() {
+    let kineto = json_fixture("gpu/torch_kineto.json");
+    let events: Vec<String> = events_of(&kineto)
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap())
+        .collect();
+    let closed = format!("[{}]\n", events.join(",\n"));
+    let (want, want_summary) = convert_text(closed.as_bytes()).unwrap();
+    assert!(want_summary.warnings.iter().all(|w| !w.contains("closing")));
+    let rows = |sink: &MemorySink| {
+        let ev = table(sink, Table::Events);
+        let mut rows: Vec<(String, Option<i64>, Option<i64>)> = strings(&ev, "name")
+            .into_iter()
+            .zip(i64s(&ev, "ts_ps"))
+            .zip(i64s(&ev, "dur_ps"))
+            .map(|((n, t), d)| (n, t, d))
+            .collect();
+        rows.sort();
+        rows
+    };
+    assert!(rows(&want).len() > 100);
+    let open = format!("[{}\n", events.join(",\n"));
+    let open_comma = format!("[{},\n  ", events.join(",\n"));
+    for text in [open, open_comma] {
+        let (got, summary) = convert_text(text.as_bytes()).unwrap();
+        assert_eq!(rows(&got), rows(&want));
+        let warning = format!(
+            "read the {} events before the end of the file",
+            events.len()
+        );
+        assert!(
+            summary
+                .warnings
+                .iter()
+                .any(|w| w.contains("no closing ']'") && w.contains(&warning)),
+            "{:?}",
+            summary.warnings
+        );
+    }
+    let object = format!("{{\"traceEvents\": [{}", events.join(",\n"));
+    let err = convert_text(object.as_bytes()).unwrap_err().to_string();
+    assert!(err.contains("ends inside an array"), "{err}");
+    let cut = format!("[{}", &events.join(",\n")[..events[0].len() + 10]);
+    let err = convert_text(cut.as_bytes()).unwrap_err().to_string();
+    assert!(err.contains("byte"), "{err}");
+}

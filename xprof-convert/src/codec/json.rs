@@ -44,6 +44,23 @@ pub enum Kind {
     Null,
 }
 
+/// What [`Json::next_element_or_end`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArrayStep {
+    /// Another element, positioned at it.
+    Element,
+    /// The array's `]` (consumed).
+    Close,
+    /// The end of the input where a `,` or `]` was due.
+    EndOfInput,
+}
+
+impl From<bool> for ArrayStep {
+    fn from(more: bool) -> Self {
+        if more { Self::Element } else { Self::Close }
+    }
+}
+
 /// A scalar or the span of a composite value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Scalar<'a> {
@@ -344,6 +361,26 @@ impl<'a> Json<'a> {
                 describe(b)
             ))),
             None => Err(self.error("the input ends inside an array (truncated?)")),
+        }
+    }
+
+    /// [`Json::next_element`] for an array whose closing `]` may be
+    /// missing: the end of the input after an element, or after a
+    /// trailing `,`, ends the array as `]` would
+    /// ([`ArrayStep::EndOfInput`]).
+    pub fn next_element_or_end(&mut self, first: bool) -> JsonResult<ArrayStep> {
+        match self.peek() {
+            None => Ok(ArrayStep::EndOfInput),
+            Some(b',') if !first => {
+                let mut after = self.clone();
+                after.pos += 1;
+                if after.at_end() {
+                    *self = after;
+                    return Ok(ArrayStep::EndOfInput);
+                }
+                self.next_element(first).map(ArrayStep::from)
+            }
+            _ => self.next_element(first).map(ArrayStep::from),
         }
     }
 

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use xprof_format::hash::FxHashMap as HashMap;
 
-use crate::codec::json::{Json, JsonResult, Kind, Scalar, Utf8Doc, micros_to_ps};
+use crate::codec::json::{ArrayStep, Json, JsonResult, Kind, Scalar, Utf8Doc, micros_to_ps};
 use crate::conversion::{ConvertOptions, Progress};
 use crate::input::InputBytes;
 use crate::names::DeviceKind;
@@ -730,24 +730,48 @@ pub(super) fn scan(
             });
         }
     };
-    let events_array = |j: &mut Json<'_>, s: &mut Scanner| -> JsonResult<()> {
-        j.begin_array()?;
-        let mut first = true;
-        let mut n = 0u64;
-        while j.next_element(first)? {
-            first = false;
-            let start = j.pos();
-            let f = read_fields(j)?;
-            s.event(bytes, start, f)?;
-            n += 1;
-            if n.is_multiple_of(65536) {
-                report(j.pos());
+    // `closing_optional`: the Trace Event Format lets a trace in the JSON
+    // Array Format (the document is the array) end without its `]`, so
+    // that the trace of a program that crashed still loads.
+    let events_array =
+        |j: &mut Json<'_>, s: &mut Scanner, closing_optional: bool| -> JsonResult<()> {
+            j.begin_array()?;
+            let mut first = true;
+            let mut n = 0u64;
+            loop {
+                let more = if closing_optional {
+                    match j.next_element_or_end(first)? {
+                        ArrayStep::Element => true,
+                        ArrayStep::Close => false,
+                        ArrayStep::EndOfInput => {
+                            s.out.warnings.push(format!(
+                            "the array of events has no closing ']' (allowed by the Trace Event \
+                             Format for traces of programs that ended early): read the {n} events \
+                             before the end of the file at byte {}",
+                            j.pos()
+                        ));
+                            false
+                        }
+                    }
+                } else {
+                    j.next_element(first)?
+                };
+                if !more {
+                    break;
+                }
+                first = false;
+                let start = j.pos();
+                let f = read_fields(j)?;
+                s.event(bytes, start, f)?;
+                n += 1;
+                if n.is_multiple_of(65536) {
+                    report(j.pos());
+                }
             }
-        }
-        Ok(())
-    };
+            Ok(())
+        };
     match j.kind()? {
-        Kind::Array => events_array(&mut j, &mut s)?,
+        Kind::Array => events_array(&mut j, &mut s, true)?,
         Kind::Object => {
             j.begin_object()?;
             let mut first = true;
@@ -757,7 +781,7 @@ pub(super) fn scan(
                     if j.kind()? != Kind::Array {
                         return Err(j.error("traceEvents is not an array"));
                     }
-                    events_array(&mut j, &mut s)?;
+                    events_array(&mut j, &mut s, false)?;
                 } else {
                     let span = j.skip()?;
                     s.out.top_level.push((key.into_owned(), span));
