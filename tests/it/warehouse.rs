@@ -381,6 +381,14 @@ async fn a_filter_on_a_partition_column_reads_only_its_folders() {
 /// read in another order, and sums of floats with them), the rest as
 /// Arrow displays them.
 pub(crate) fn rows(batches: &[RecordBatch]) -> Vec<String> {
+    let mut out = rows_in_order(batches);
+    out.sort();
+    out
+}
+
+/// [`rows`] in the order the batches hold them: for a query whose answer
+/// is ordered (`ORDER BY`), where the order is part of the answer.
+pub(crate) fn rows_in_order(batches: &[RecordBatch]) -> Vec<String> {
     let options = FormatOptions::default().with_null("NULL");
     let mut out = Vec::new();
     for b in batches {
@@ -407,7 +415,6 @@ pub(crate) fn rows(batches: &[RecordBatch]) -> Vec<String> {
             out.push(cells.join("|"));
         }
     }
-    out.sort();
     out
 }
 

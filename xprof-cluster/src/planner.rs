@@ -16,7 +16,10 @@
 //! executor to read), and recursive queries (`WITH RECURSIVE`, which the
 //! `event_steps` and `events_db` views use): Ballista has no way to run
 //! their loop, so this process runs them, reading the warehouse at the
-//! same path.
+//! same path. So does a query with a window function `IGNORE NULLS`
+//! (`last_value(x) IGNORE NULLS OVER …`): datafusion-proto 55 loses the
+//! option when it encodes the plan, and the executors would answer
+//! without it.
 
 use std::fmt;
 use std::sync::Arc;
@@ -69,7 +72,13 @@ impl ClientPlanner {
         // RECURSIVE`, or the `event_steps` walk that `events_db` also
         // reads), which Ballista cannot run (the loop lives in one
         // process, and datafusion-proto 55 has no encoding for it): here.
-        if !any_node(local.as_ref(), &reads_files) || any_node(local.as_ref(), &is_recursive) {
+        // A window function with `IGNORE NULLS`, whose option
+        // datafusion-proto 55 loses when it encodes the plan (the executors
+        // would answer without it): here too.
+        if !any_node(local.as_ref(), &reads_files)
+            || any_node(local.as_ref(), &is_recursive)
+            || ignores_nulls_in_a_window(plan)?
+        {
             return Ok(local);
         }
         Ok(Arc::new(ClusterExec::new(
@@ -130,6 +139,28 @@ fn reads_files(node: &dyn ExecutionPlan) -> bool {
 fn is_recursive(node: &dyn ExecutionPlan) -> bool {
     node.is::<datafusion::physical_plan::recursive_query::RecursiveQueryExec>()
         || node.is::<xprof_query::event_steps::EventStepsExec>()
+}
+
+/// Whether `plan` (its subqueries included) has a window function with
+/// `IGNORE NULLS`.
+fn ignores_nulls_in_a_window(plan: &LogicalPlan) -> Result<bool> {
+    use datafusion::common::tree_node::TreeNode as _;
+    use datafusion::logical_expr::{Expr, expr::NullTreatment};
+    let mut found = false;
+    plan.apply_with_subqueries(|node| {
+        node.apply_expressions(|expr| {
+            expr.apply(|e| {
+                if let Expr::WindowFunction(window) = e
+                    && window.params.null_treatment == Some(NullTreatment::IgnoreNulls)
+                {
+                    found = true;
+                    return Ok(TreeNodeRecursion::Stop);
+                }
+                Ok(TreeNodeRecursion::Continue)
+            })
+        })
+    })?;
+    Ok(found)
 }
 
 /// Whether `found` holds for `plan` or any node below it.
