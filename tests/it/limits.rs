@@ -140,6 +140,32 @@ async fn a_query_over_the_memory_limit_spills_or_fails_cleanly() {
     }
 }
 
+/// A query that cannot fit under the memory limit (a hash join's build
+/// side, which does not spill, of every stat row under 256 KiB) fails with
+/// an error that says the memory limit ran out and what to do, not an
+/// operator's own words.
+#[tokio::test]
+async fn a_query_over_the_memory_limit_says_the_limit_ran_out() {
+    let mut tight = ProfileSession::with_limits(SessionOptions {
+        memory_limit_bytes: Some(256 << 10),
+        threads: Some(1),
+        ..Default::default()
+    })
+    .unwrap();
+    tight
+        .open(&[cpu_fixture(REAL_CPU[1])], &OpenOptions::default())
+        .await
+        .unwrap();
+    let sql = "SELECT count(*) FROM event_args a JOIN event_args b \
+               ON a.str_value = b.str_value AND a.event_id = b.event_id";
+    let e = tight.collect(sql).await.unwrap_err().to_string();
+    assert!(
+        e.contains("needs more memory than the memory limit of 262144 bytes (0.2 MiB)"),
+        "{e}"
+    );
+    assert!(e.contains("DataFusion said: "), "{e}");
+}
+
 /// Runs `xprof-sql ARGS`; its standard output and the peak memory it
 /// reports on standard error (`query --timer`, `convert`), in MiB. The
 /// process reads its own peak (`VmHWM`): a child's `ru_maxrss` starts

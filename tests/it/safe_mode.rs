@@ -104,6 +104,8 @@ async fn read_only_runs_queries_as_a_normal_session() {
         "SELECT count(*) FROM descendants(0, 0)",
         "EXPLAIN SELECT count(*) FROM events",
         "SHOW TABLES",
+        "SHOW ALL",
+        "SHOW datafusion.execution.batch_size",
         "DESCRIBE events",
         "VALUES (1), (2)",
     ] {

@@ -4,7 +4,8 @@
 //!
 //! [`check_read_only`] parses with DataFusion's parser and refuses, naming
 //! the statement, anything but `SELECT`/`WITH`/`VALUES` queries,
-//! `EXPLAIN` of one, `SHOW TABLES`/`SHOW COLUMNS` and `DESCRIBE`: DDL
+//! `EXPLAIN` of one, `SHOW TABLES`/`SHOW COLUMNS`, `SHOW ALL` or one
+//! setting, and `DESCRIBE`: DDL
 //! (`CREATE`, `DROP`, `CREATE EXTERNAL TABLE`), DML (`INSERT`, `COPY`),
 //! `SET` and the rest. A query may call only the table functions in
 //! [`SAFE_TABLE_FUNCTIONS`]; `read_profile` and any other registered one
@@ -64,6 +65,9 @@ fn check_sql_statement(statement: &Statement, table_functions: &[String]) -> Res
         Statement::ExplainTable { .. }
         | Statement::ShowTables { .. }
         | Statement::ShowColumns { .. } => check_relations(statement, table_functions),
+        // `SHOW ALL`, `SHOW datafusion.execution.batch_size`: the settings,
+        // read from information_schema.df_settings.
+        Statement::ShowVariable { .. } => Ok(()),
         other => {
             // The statement's leading keywords (sqlparser prints them in
             // capitals): `SET`, `CREATE TABLE`, `INSERT INTO`, ...

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use datafusion::common::TableReference;
+use datafusion::error::DataFusionError;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::physical_optimizer::optimizer::PhysicalOptimizer;
@@ -247,13 +248,31 @@ impl ProfileSession {
     ) -> Result<datafusion::execution::SendableRecordBatchStream> {
         let started = tokio::time::Instant::now();
         let start = async { Ok::<_, QueryError>(self.sql(sql).await?.execute_stream().await?) };
-        let Some(limit) = self.limits.query_timeout else {
-            return start.await;
+        let stream = match self.limits.query_timeout {
+            None => start.await,
+            Some(limit) => match tokio::time::timeout_at(started + limit, start).await {
+                Ok(stream) => Ok(Box::pin(Deadline::new(stream?, started, limit))
+                    as datafusion::execution::SendableRecordBatchStream),
+                Err(_) => Err(timed_out(limit).into()),
+            },
         };
-        match tokio::time::timeout_at(started + limit, start).await {
-            Ok(stream) => Ok(Box::pin(Deadline::new(stream?, started, limit))),
-            Err(_) => Err(timed_out(limit).into()),
-        }
+        let Some(memory_limit) = self.limits.memory_limit_bytes else {
+            return stream;
+        };
+        // Out of memory under the limit: say so, whatever operator found
+        // it and however it wrapped the pool's error.
+        let stream = stream.map_err(|e| match e {
+            QueryError::DataFusion(e) => QueryError::DataFusion(out_of_memory(e, memory_limit)),
+            other => other,
+        })?;
+        use futures_util::TryStreamExt as _;
+        let schema = stream.schema();
+        Ok(Box::pin(
+            datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
+                schema,
+                stream.map_err(move |e| out_of_memory(e, memory_limit)),
+            ),
+        ))
     }
 
     /// Runs one SQL statement under the session's limits and collects its
@@ -305,5 +324,24 @@ impl ProfileSession {
                 .default_schema = EVENTS_DB_SCHEMA.to_string();
         }
         Ok(())
+    }
+}
+
+/// `error` said plainly when DataFusion's memory pool ran out under the
+/// session's memory limit (an operator that could spill no more, or one
+/// that cannot spill): operators wrap the pool's error in their own words
+/// ("Decreasing allocation after spilling should succeed").
+fn out_of_memory(error: DataFusionError, limit_bytes: u64) -> DataFusionError {
+    match error.find_root() {
+        DataFusionError::ResourcesExhausted(what) if !what.contains("time limit") => {
+            DataFusionError::ResourcesExhausted(format!(
+                "the query needs more memory than the memory limit of {limit_bytes} bytes \
+                 ({:.1} MiB) lets DataFusion's operators hold, after spilling what they can \
+                 to disk; raise the limit, or make the query smaller (fewer rows, fewer \
+                 columns, a LIMIT). DataFusion said: {what}",
+                limit_bytes as f64 / (1 << 20) as f64
+            ))
+        }
+        _ => error,
     }
 }
