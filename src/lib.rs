@@ -11,12 +11,19 @@
 //!   cluster.
 //!
 //! [`output`] writes query results as a table, CSV, JSON or Parquet;
-//! [`report`] draws a profile's views as one HTML page.
+//! [`report`] draws a profile's views as one HTML page; [`run_cli`] runs
+//! the command line (the binary's, and the Python wheel's `xprof-sql`):
+//! one file per subcommand in `src/cli/`, the interactive shell in
+//! `src/shell/`.
 
 #![warn(missing_docs)]
 
+mod cli;
 pub mod output;
 pub mod report;
+mod shell;
+
+pub use cli::app::run_cli;
 
 pub use xprof_cluster as cluster;
 pub use xprof_convert as convert;

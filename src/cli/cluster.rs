@@ -67,7 +67,7 @@ pub enum ClusterRole {
 
 /// `cluster scheduler` / `cluster executor`: serve until Ctrl-C.
 pub async fn cluster(role: ClusterRole) -> AnyResult<()> {
-    use xprof_sql::cluster;
+    use crate::cluster;
     match role {
         ClusterRole::Scheduler {
             bind,

@@ -6,8 +6,8 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use xprof_sql::convert::batch::{self, ConvertSettings, Layout};
-use xprof_sql::format::dataset::{PartitionKey, WriteOptions};
+use crate::convert::batch::{self, ConvertSettings, Layout};
+use crate::format::dataset::{PartitionKey, WriteOptions};
 
 use crate::cli::progress::ConvertProgress;
 use crate::cli::{AnyResult, outln, peak_memory_note};
@@ -111,7 +111,7 @@ pub fn convert(args: ConvertArgs) -> AnyResult<()> {
                 .collect();
             let inflated = files
                 .iter()
-                .map(|f| xprof_sql::convert::input::inflated_len(&f.path).unwrap_or(0))
+                .map(|f| crate::convert::input::inflated_len(&f.path).unwrap_or(0))
                 .sum();
             ConvertProgress::new(names, Some(inflated))
         });
@@ -154,8 +154,8 @@ pub fn convert(args: ConvertArgs) -> AnyResult<()> {
 pub fn inspect(args: InspectArgs) -> AnyResult<()> {
     let InspectArgs { input, json } = args;
     let input: &Path = &input;
-    let bytes = xprof_sql::convert::input::open(input)?;
-    let reader = xprof_sql::convert::reader::detect(input, &bytes)?;
+    let bytes = crate::convert::input::open(input)?;
+    let reader = crate::convert::reader::detect(input, &bytes)?;
     let planes = reader.inspect(&bytes)?;
     if json {
         let planes_json: Vec<String> = planes
@@ -220,5 +220,5 @@ pub fn inspect(args: InspectArgs) -> AnyResult<()> {
 
 /// A JSON string literal (the exporter's escaping).
 fn json_str(s: &str) -> String {
-    xprof_sql::query::export::chrome::json_string(s)
+    crate::query::export::chrome::json_string(s)
 }

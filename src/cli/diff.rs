@@ -1,11 +1,11 @@
 //! `xprof-sql diff`: two runs or traces compared by every diff table
 //! function; for each one with rows, its verdict line
-//! ([`xprof_sql::query::diff::Verdict`]) and its top rows.
+//! ([`crate::query::diff::Verdict`]) and its top rows.
 
 use std::path::PathBuf;
 
-use xprof_sql::output::OutputFormat;
-use xprof_sql::query::diff::{DIFFS, Verdict};
+use crate::output::OutputFormat;
+use crate::query::diff::{DIFFS, Verdict};
 
 use crate::cli::query::{SessionArgs, new_session, open_into};
 use crate::cli::{AnyResult, Limits, outln, run_sql};
@@ -73,8 +73,8 @@ pub async fn diff(args: DiffArgs) -> AnyResult<()> {
                 let ids: Vec<String> = session.opened()[before..]
                     .iter()
                     .flat_map(|o| match o {
-                        xprof_sql::query::Opened::Converted(c) => vec![c.trace_id],
-                        xprof_sql::query::Opened::Dataset { trace_ids, .. } => trace_ids.clone(),
+                        crate::query::Opened::Converted(c) => vec![c.trace_id],
+                        crate::query::Opened::Dataset { trace_ids, .. } => trace_ids.clone(),
                     })
                     .map(|id| id.to_string())
                     .collect();

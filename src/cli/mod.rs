@@ -14,11 +14,12 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use xprof_sql::output::{OutputFormat, write_stream, write_table_capped};
-use xprof_sql::query::ProfileSession;
+use crate::output::{OutputFormat, write_stream, write_table_capped};
+use crate::query::ProfileSession;
 
 use crate::shell::statement::statements;
 
+pub mod app;
 pub mod cluster;
 pub mod convert;
 pub mod diff;
@@ -61,7 +62,8 @@ pub struct Limits {
     /// Threads a query uses (default: the cores).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Run only statements that read: queries, EXPLAIN, SHOW, DESCRIBE. DDL,
+    /// Run only statements that read: queries, EXPLAIN, SHOW (tables,
+    /// columns, settings: SHOW ALL), DESCRIBE. DDL,
     /// DML, COPY, SET and table functions that read paths (read_profile)
     /// are refused.
     #[arg(long)]

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use crate::convert::reader::Progress;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use xprof_sql::convert::reader::Progress;
 
 /// The bars of one conversion (of one or several files).
 pub struct ConvertProgress {

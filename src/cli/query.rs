@@ -8,8 +8,8 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use xprof_sql::output::OutputFormat;
-use xprof_sql::query::{OpenOptions, ProfileSession, SessionOptions};
+use crate::output::OutputFormat;
+use crate::query::{OpenOptions, ProfileSession, SessionOptions};
 
 use crate::cli::progress::ConvertProgress;
 use crate::cli::{AnyResult, Limits, peak_memory_note, run_sql};
@@ -169,8 +169,8 @@ pub async fn new_session(
 ) -> AnyResult<ProfileSession> {
     let options = session_options(limits, settings);
     if let Some(url) = &settings.cluster {
-        xprof_sql::cluster::check_inputs(inputs)?;
-        return Ok(xprof_sql::cluster::connect(url, options).await?);
+        crate::cluster::check_inputs(inputs)?;
+        return Ok(crate::cluster::connect(url, options).await?);
     }
     Ok(ProfileSession::with_limits(options)?)
 }
@@ -200,7 +200,7 @@ pub async fn open_into(
     // What the converters dropped or repaired: one line per input (all of
     // it is in `traces.converter_warnings`).
     for o in &session.opened()[already..] {
-        if let xprof_sql::query::Opened::Converted(c) = o
+        if let crate::query::Opened::Converted(c) = o
             && !c.summary.warnings.is_empty()
         {
             eprintln!(

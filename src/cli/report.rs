@@ -90,7 +90,7 @@ pub async fn report(args: ReportArgs) -> AnyResult<()> {
             .collect();
         format!("Profile report: {}", names.join(", "))
     });
-    let html = xprof_sql::report::report(&session, &title).await?;
+    let html = crate::report::report(&session, &title).await?;
     let tmp = partial_name(&output);
     std::fs::write(&tmp, &html).map_err(|e| format!("{}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, &output).map_err(|e| format!("{}: {e}", output.display()))?;
@@ -104,7 +104,7 @@ pub async fn report(args: ReportArgs) -> AnyResult<()> {
 
 /// `export`: the selection as a timeline file.
 pub async fn export(args: ExportArgs) -> AnyResult<()> {
-    use xprof_sql::query::export::{ExportFormat, ExportOptions};
+    use crate::query::export::{ExportFormat, ExportOptions};
     let ExportArgs {
         inputs,
         sql,
@@ -127,7 +127,7 @@ pub async fn export(args: ExportArgs) -> AnyResult<()> {
         None => ExportFormat::ChromeJson,
     };
     let options = ExportOptions { format, counters };
-    let summary = xprof_sql::query::export::export(&session, &sql, &output, &options).await?;
+    let summary = crate::query::export::export(&session, &sql, &output, &options).await?;
     eprintln!(
         "wrote {}: {} events on {} tracks, {} flows, {} counter samples",
         output.display(),

@@ -2,9 +2,9 @@
 //! columns, the views' SQL and the diff table functions, as text or
 //! Markdown.
 
-use xprof_sql::format::{Table, docs};
-use xprof_sql::query::diff::DIFFS;
-use xprof_sql::query::views::VIEWS;
+use crate::format::{Table, docs};
+use crate::query::diff::DIFFS;
+use crate::query::views::VIEWS;
 
 use crate::cli::{AnyResult, out, outln};
 

@@ -6,7 +6,8 @@
 //! each chart on demand (`<details>`); a section whose queries return no
 //! rows is left out. Charts are inline SVG ([`svg`]); the page has no
 //! network reference and one small script that records script errors
-//! into `<body data-errors>` (the browser test reads it). Every drawn
+//! into `<body data-errors>`, which it sets once the page has loaded (so
+//! the browser test, which reads it, knows the script ran). Every drawn
 //! value is in a `data-value` attribute of its mark, under an element
 //! with `data-chart="<view>"`, so a test compares the page with the views.
 
@@ -838,7 +839,9 @@ pub async fn report(session: &ProfileSession, title: &str) -> Result<String> {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"generator\" content=\"xprof-sql {}\"><title>{}</title><style>{STYLE}</style>\
          <script>window.addEventListener('error',function(e){{document.body.dataset.errors=\
-         (document.body.dataset.errors||'')+e.message+';'}});</script></head>\n<body data-errors=\"\">\
+         (document.body.dataset.errors||'')+e.message+';'}});window.addEventListener('load',\
+         function(){{document.body.dataset.errors=document.body.dataset.errors||''}});</script>\
+         </head>\n<body>\
          <h1>{}</h1><p class=\"sub\">xprof-sql report: every chart is a view of the profile's tables; \
          open \"SQL\" under a chart for its query.</p><nav>",
         env!("CARGO_PKG_VERSION"),

@@ -11,9 +11,9 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::output::OutputFormat;
+use crate::query::{OpenOptions, ProfileSession};
 use arrow::array::AsArray;
-use xprof_sql::output::OutputFormat;
-use xprof_sql::query::{OpenOptions, ProfileSession};
 
 use crate::cli::schema::print_schema;
 use crate::cli::{AnyResult, outln, peak_memory_note, run_sql_capped};
@@ -110,7 +110,7 @@ async fn shell_command(
                 session.schema().replace('\'', "''")
             );
             for batch in session.collect(&sql).await? {
-                let batch = xprof_sql::output::plain_batch(&batch)?;
+                let batch = crate::output::plain_batch(&batch)?;
                 let names = batch.column(0).as_string::<i32>();
                 let kinds = batch.column(1).as_string::<i32>();
                 for i in 0..batch.num_rows() {
@@ -333,7 +333,7 @@ async fn catalog_names(session: &ProfileSession) -> AnyResult<Vec<String>> {
     );
     let mut names = Vec::new();
     for batch in session.collect(&sql).await? {
-        let batch = xprof_sql::output::plain_batch(&batch)?;
+        let batch = crate::output::plain_batch(&batch)?;
         for column in batch.columns() {
             let values = column.as_string::<i32>();
             names.extend(values.iter().flatten().map(String::from));

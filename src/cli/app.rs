@@ -1,0 +1,102 @@
+//! The command line: its arguments, and each subcommand handed to its
+//! file ([`run_cli`]). The `xprof-sql` binary and the Python wheel's
+//! `xprof-sql` command both run it.
+
+use std::ffi::OsString;
+
+use clap::{Parser, Subcommand};
+
+use super::AnyResult;
+
+#[derive(Parser)]
+#[command(
+    name = "xprof-sql",
+    version,
+    about = "SQL over accelerator profiles (XSpace) with Apache DataFusion and Parquet"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run SQL over profiles; without -e/-f, an interactive shell.
+    Query(super::query::QueryArgs),
+    /// Interactive SQL shell over profiles.
+    Shell(super::query::ShellArgs),
+    /// Convert profiles to a Parquet dataset (one folder per table).
+    Convert(super::convert::ConvertArgs),
+    /// Compare two runs or traces, every op: what got slower.
+    ///
+    /// With two inputs, side a is the first input's traces and side b the
+    /// second's; with --a and --b, any inputs (a warehouse) and the sides
+    /// named by run or trace ids.
+    Diff(super::diff::DiffArgs),
+    /// One self-contained HTML report of profiles: devices' busy time,
+    /// step time, top ops and kernels, roofline, busy timeline, TPU units.
+    Report(super::report::ReportArgs),
+    /// Write the events a query selects as a timeline for ui.perfetto.dev
+    /// or chrome://tracing (the query's rows need trace_id and event_id).
+    Export(super::report::ExportArgs),
+    /// Run an Apache Ballista scheduler or executor that runs this
+    /// project's SQL (`query --cluster`; docs/cluster.md).
+    Cluster {
+        #[command(subcommand)]
+        role: super::cluster::ClusterRole,
+    },
+    /// Planes, lines, event counts and stat names of an XSpace file.
+    Inspect(super::convert::InspectArgs),
+    /// The tables and columns, with their meaning.
+    Schema(super::schema::SchemaArgs),
+}
+
+/// Runs the `xprof-sql` command line `args` (the first is the program
+/// name) and returns the process's exit status: 0 on success, 1 on an
+/// error (printed on stderr), 2 for arguments it cannot take (clap prints
+/// the usage and exits the process, as it does for `--help`).
+pub fn run_cli<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = Cli::parse_from(args);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("xprof-sql: cannot start the runtime: {e}");
+            return 1;
+        }
+    };
+    let outcome = runtime.block_on(run(cli));
+    // Not a graceful drop: a statement stopped by --timeout may leave
+    // tasks inside a long poll of an operator, which a drop would wait
+    // for (seconds after the limit). What the command had to do is done.
+    runtime.shutdown_background();
+    match outcome {
+        Ok(()) => 0,
+        Err(e) if super::is_broken_pipe(e.as_ref()) => 0,
+        Err(e) => {
+            eprintln!("xprof-sql: {e}");
+            1
+        }
+    }
+}
+
+/// Runs the subcommand.
+async fn run(cli: Cli) -> AnyResult<()> {
+    match cli.command {
+        Command::Query(args) => super::query::query(args).await,
+        Command::Shell(args) => super::query::shell(args).await,
+        Command::Convert(args) => super::convert::convert(args),
+        Command::Diff(args) => super::diff::diff(args).await,
+        Command::Report(args) => super::report::report(args).await,
+        Command::Export(args) => super::report::export(args).await,
+        Command::Cluster { role } => super::cluster::cluster(role).await,
+        Command::Inspect(args) => super::convert::inspect(args),
+        Command::Schema(args) => super::schema::schema(args),
+    }
+}
