@@ -16,7 +16,7 @@ def session():
 
 
 def test_datafusion_python_registers_our_tables(session):
-    datafusion = pytest.importorskip("datafusion")
+    import datafusion
     ctx = datafusion.SessionContext()
     ctx.register_table("events", session.table_provider("events"))
     ctx.register_table("hlo_stats", session.table_provider("hlo_stats"))
@@ -31,7 +31,7 @@ def test_datafusion_python_registers_our_tables(session):
 
 
 def test_datafusion_python_joins_our_tables_with_its_own(session):
-    datafusion = pytest.importorskip("datafusion")
+    import datafusion
     ctx = datafusion.SessionContext()
     ctx.register_table("events", session.table_provider("events"))
     top = session.sql("SELECT name, count(*) AS n FROM events GROUP BY name ORDER BY n DESC, name LIMIT 3")
@@ -48,7 +48,7 @@ def test_datafusion_python_joins_our_tables_with_its_own(session):
 
 
 def test_duckdb_queries_a_returned_table(session):
-    duckdb = pytest.importorskip("duckdb")
+    import duckdb
     events = session.sql("SELECT trace_id, name, dur_ps FROM events")  # noqa: F841 - read by DuckDB by name
     got = duckdb.sql("SELECT trace_id, count(*) AS n, sum(dur_ps) AS d FROM events GROUP BY trace_id ORDER BY trace_id").arrow()
     if isinstance(got, pa.RecordBatchReader):

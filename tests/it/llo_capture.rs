@@ -155,7 +155,10 @@ fn static_counters_are_keyed_to_the_next_region_and_clamped() {
             "{r:?} vs {x:?}"
         );
         assert_eq!(r["measured"], false);
-        assert!(r.get("unit").is_some(), "{r:?}");
+        // The unit is the one the facts sheet's table names for the
+        // counter (the generator's `StaticUnit::unit`).
+        let unit = t.units.iter().find(|u| u.counter == x.counter).unwrap();
+        assert_eq!(s(r, "unit"), unit.unit, "{r:?}");
         assert_eq!(oi(r, "region_id"), x.region_id.map(i64::from), "{r:?}");
         let kernel = &t.kernels[x.execution];
         let want = if x.absolute_end {
@@ -410,17 +413,25 @@ fn instructions_and_allocations_are_xprofs() {
         "SELECT instruction_id, source_file, source_line FROM llo_program_instructions \
          WHERE hlo_op = '{HLO_OP}' AND source_line IS NOT NULL"
     ));
+    // Both ways: every entry of XProf's map is one of our instructions
+    // with that source, and every instruction of ours with a source is in
+    // XProf's map (a comparison that matched no id would pass nothing).
     let map = k["source_map"].as_object().unwrap();
-    for r in &src {
-        let id = i(r, "instruction_id").to_string();
-        if let Some(v) = map.get(&id) {
-            assert_eq!(
-                v.as_str().unwrap(),
-                format!("{}:{}", s(r, "source_file"), i(r, "source_line"))
-            );
-        }
-    }
-    assert!(!src.is_empty());
+    let ours: BTreeMap<String, String> = src
+        .iter()
+        .map(|r| {
+            (
+                i(r, "instruction_id").to_string(),
+                format!("{}:{}", s(r, "source_file"), i(r, "source_line")),
+            )
+        })
+        .collect();
+    let xprofs: BTreeMap<String, String> = map
+        .iter()
+        .map(|(id, v)| (id.clone(), v.as_str().unwrap().to_string()))
+        .collect();
+    assert!(xprofs.len() >= 10, "{} entries compared", xprofs.len());
+    assert_eq!(ours, xprofs);
 
     let sp = xprof("spills");
     let allocs = rows(&format!(
@@ -651,6 +662,12 @@ fn kernel_and_line_times_agree_with_xprof() {
             .push(trunc(i(r, "ts_ps"), i(r, "dur_ps")));
     }
     let want = dta["by_line_duration_ns"].as_object().unwrap();
+    // No line is ours alone: every device line with events is XProf's.
+    let only_ours: Vec<&String> = by_line.keys().filter(|l| !want.contains_key(*l)).collect();
+    assert!(
+        only_ours.is_empty(),
+        "lines XProf does not have: {only_ours:?}"
+    );
     for (line, ns) in want {
         let spans = by_line.remove(line).unwrap_or_default();
         if line == "_counters_" {
@@ -661,7 +678,23 @@ fn kernel_and_line_times_agree_with_xprof() {
                 .map(|x| trunc(x.offset_ps, x.duration_ps))
                 .collect();
             assert_eq!(union_ns(raw), ns.as_i64().unwrap());
-            assert!(union_ns(spans) < ns.as_i64().unwrap());
+            // Ours: each absolute-end sample clamped to its kernel's end.
+            let clamped: Vec<(i64, i64)> = t
+                .samples
+                .iter()
+                .map(|x| {
+                    let kernel = &t.kernels[x.execution];
+                    let dur = if x.absolute_end {
+                        kernel.offset_ps + kernel.duration_ps - x.offset_ps
+                    } else {
+                        x.duration_ps
+                    };
+                    trunc(x.offset_ps, dur)
+                })
+                .collect();
+            let ours = union_ns(spans);
+            assert_eq!(ours, union_ns(clamped));
+            assert!(ours < ns.as_i64().unwrap());
         } else {
             assert_eq!(union_ns(spans), ns.as_i64().unwrap(), "{line}");
         }

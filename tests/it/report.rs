@@ -49,9 +49,34 @@ fn chromium() -> Option<PathBuf> {
         .find(|p| p.exists())
 }
 
-/// The DOM after the page loaded and ran its script, as Chromium
-/// serializes it.
+/// What the test adds to a copy of the page before Chromium opens it:
+/// each mark's laid-out size, as the browser computed it
+/// (`getBoundingClientRect`), in `data-drawn-width` and
+/// `data-drawn-height`, and how many marks it measured in
+/// `<body data-measured>`.
+const MEASURE: &str = "<script>\
+    let measured = 0;\
+    for (const m of document.querySelectorAll('[data-chart] [data-value]')) {\
+      const box = m.getBoundingClientRect();\
+      m.setAttribute('data-drawn-width', box.width);\
+      m.setAttribute('data-drawn-height', box.height);\
+      measured += 1;\
+    }\
+    document.body.dataset.measured = measured;\
+    </script>";
+
+/// The DOM after the page loaded and ran its script (and [`MEASURE`]), as
+/// Chromium serializes it.
 fn dom_of(chromium: &Path, html: &Path) -> String {
+    let page = std::fs::read_to_string(html).unwrap();
+    let at = page.rfind("</body>").expect("the page ends its body");
+    let measured = html.with_extension("measured.html");
+    std::fs::write(
+        &measured,
+        format!("{}{MEASURE}{}", &page[..at], &page[at..]),
+    )
+    .unwrap();
+    let html = measured.as_path();
     let profile = tempfile::tempdir().unwrap();
     let output = Command::new(chromium)
         .args([
@@ -108,6 +133,52 @@ fn assert_values(dom: &str, chart: &str, want: &[f64], input: &Path) {
     }
 }
 
+/// The marks of `chart` as (`data-value`, laid-out width) pairs.
+fn drawn_widths(dom: &str, chart: &str) -> Vec<(f64, f64)> {
+    let attr = format!("data-chart=\"{chart}\"");
+    let Some(start) = dom.find(&attr) else {
+        return Vec::new();
+    };
+    let rest = &dom[start..];
+    let rest = &rest[..rest.find("</figure>").unwrap_or(rest.len())];
+    rest.split("<rect ")
+        .skip(1)
+        .filter(|mark| mark.contains("data-value=\""))
+        .map(|mark| {
+            let read = |name: &str| -> f64 {
+                let at = mark
+                    .find(name)
+                    .unwrap_or_else(|| panic!("{chart}: no {name}"))
+                    + name.len();
+                mark[at..at + mark[at..].find('"').unwrap()]
+                    .parse()
+                    .unwrap()
+            };
+            (read("data-value=\""), read("data-drawn-width=\""))
+        })
+        .collect()
+}
+
+/// A horizontal bar chart as the browser laid it out: each bar's width is
+/// its value on one scale (up to the 0.1 px the SVG rounds to).
+fn assert_bars_proportional(dom: &str, chart: &str, input: &Path) {
+    let bars = drawn_widths(dom, chart);
+    let Some(&(top_value, top_width)) = bars.iter().max_by(|a, b| a.0.total_cmp(&b.0)) else {
+        return;
+    };
+    assert!(
+        top_value > 0.0 && top_width > 50.0,
+        "{input:?} {chart}: {bars:?}"
+    );
+    for &(value, width) in &bars {
+        let want = value / top_value * top_width;
+        assert!(
+            (width - want).abs() <= 0.15,
+            "{input:?} {chart}: a bar of {value} is {width} px wide, not {want}: {bars:?}"
+        );
+    }
+}
+
 fn f64s(rows: &[Row], key: &str) -> Vec<f64> {
     rows.iter()
         .map(|r| r.get(key).and_then(|v| v.as_f64()).unwrap_or(f64::NAN))
@@ -144,11 +215,45 @@ async fn every_fixture_report_opens_and_shows_the_views_numbers() {
         }
         let Some(browser) = &browser else { continue };
         let dom = dom_of(browser, &out);
+        // The page's script set it at load, with no error recorded.
         assert!(
             dom.contains("data-errors=\"\""),
-            "{input:?}: script errors in {}",
+            "{input:?}: script errors, or the script did not run, in {}",
             &dom[..dom.len().min(2000)]
         );
+        let measured: usize = {
+            let at = dom.find("data-measured=\"").unwrap() + "data-measured=\"".len();
+            dom[at..at + dom[at..].find('"').unwrap()].parse().unwrap()
+        };
+        assert!(measured > 0, "{input:?}: no mark measured");
+        assert_eq!(
+            measured,
+            dom.matches("data-drawn-width=").count(),
+            "{input:?}"
+        );
+        for chart in [
+            "device_busy",
+            "hlo_stats",
+            "kernel_stats",
+            "unit_utilization",
+            "proton_kernels",
+        ] {
+            assert_bars_proportional(&dom, chart, &input);
+        }
+        // The TPU unit and Proton kernel sections: the views' numbers.
+        let units = query_rows(
+            std::slice::from_ref(&input),
+            "SELECT avg(busy_fraction) * 100 AS pct FROM unit_utilization \
+             GROUP BY kernel, unit ORDER BY kernel, unit",
+        )
+        .await;
+        assert_values(&dom, "unit_utilization", &f64s(&units, "pct"), &input);
+        let proton = query_rows(
+            std::slice::from_ref(&input),
+            "SELECT time_ps FROM proton_kernels WHERE depth > 0 ORDER BY time_ps DESC, name LIMIT 20",
+        )
+        .await;
+        assert_values(&dom, "proton_kernels", &f64s(&proton, "time_ps"), &input);
         for chart in [
             "device_busy",
             "hlo_stats",
