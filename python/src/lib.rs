@@ -718,6 +718,15 @@ fn table_docs() -> Vec<(String, String)> {
     out
 }
 
+/// Runs the `xprof-sql` command line (`argv[0]` is the program name) in
+/// this process, as the Rust binary does, and returns its exit status:
+/// the wheel's `xprof-sql` console command (`xprof_sql._cli`). The GIL is
+/// released while it runs.
+#[pyfunction]
+fn cli_main(py: Python<'_>, argv: Vec<String>) -> i32 {
+    py.detach(|| xprof_sql::run_cli(argv))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -726,6 +735,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ExportedTable>()?;
     m.add_function(wrap_pyfunction!(convert, m)?)?;
     m.add_function(wrap_pyfunction!(table_docs, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add("Error", py.get_type::<Error>())?;
     m.add("InputError", py.get_type::<InputError>())?;
     m.add("QueryError", py.get_type::<QueryError>())?;
