@@ -20,7 +20,11 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 /// and `hlo_instructions`, as XLA writes it (ids above 2^63 read as
 /// negative numbers before), and the `llo_*` tables decoded from
 /// `llo_proto` payloads are added.
-pub const SCHEMA_VERSION: i32 = 4;
+///
+/// 5: `llo_dump_bundles` keeps every bundle of a compiler dump: `address`
+/// and `ops` are nullable (an address past 64 bits, a bundle that cannot
+/// be read), and `line`, `regions_empty` and `unread_text` are added.
+pub const SCHEMA_VERSION: i32 = 5;
 
 /// Parquet key-value metadata key holding [`SCHEMA_VERSION`].
 pub const SCHEMA_VERSION_KEY: &str = "xprof_sql.schema_version";
@@ -1435,8 +1439,14 @@ pub static LLO_DUMP_BUNDLES: TableDef = TableDef {
         col(
             "address",
             Int64,
+            true,
+            "Bundle address (0, then `0x…` in the dump); NULL when the written address does not fit in 64 bits (the bundle is then unread: see `unread_text`).",
+        ),
+        col(
+            "line",
+            Int64,
             false,
-            "Bundle address (0, then `0x…` in the dump).",
+            "The file line (1-based) where the bundle starts: the file's order, kept where the addresses are not in order (rows are sorted by address, with a converter warning).",
         ),
         col(
             "tag",
@@ -1453,8 +1463,8 @@ pub static LLO_DUMP_BUNDLES: TableDef = TableDef {
         col(
             "ops",
             Int64,
-            false,
-            "Ops in the bundle (0 for an empty `{}` bundle).",
+            true,
+            "Ops in the bundle (0 for an empty `{}` bundle); NULL for a bundle that could not be read (`unread_text`).",
         ),
         col(
             "region_id",
@@ -1466,13 +1476,19 @@ pub static LLO_DUMP_BUNDLES: TableDef = TableDef {
             "regions_started",
             ListInt64,
             false,
-            "Regions whose `Start region N` (or `Start empty region N`) comment is on the bundle.",
+            "Regions whose `Start region N` comment is on the bundle, in the comment's order.",
         ),
         col(
             "regions_ended",
             ListInt64,
             false,
-            "Regions whose `End region N` comment is on the bundle.",
+            "Regions whose `End region N` comment is on the bundle, in the comment's order.",
+        ),
+        col(
+            "regions_empty",
+            ListInt64,
+            false,
+            "Regions whose `Start/End empty region N` comment is on the bundle: regions the compiler kept with no bundle of their own (they open no region at the bundle).",
         ),
         col(
             "is_entry",
@@ -1491,6 +1507,12 @@ pub static LLO_DUMP_BUNDLES: TableDef = TableDef {
             Utf8,
             true,
             "The trailing comment as written (region events joined by ` :: `).",
+        ),
+        col(
+            "unread_text",
+            Utf8,
+            true,
+            "The bundle's text as written when it could not be read (a converter warning names its file, line and byte offset); NULL otherwise.",
         ),
     ],
 };

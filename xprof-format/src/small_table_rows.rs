@@ -610,16 +610,19 @@ table_row! {
     LloDumpBundleRow<'a> => LloDumpBundles {
         trace_id: i32,
         hlo_op: &'a str,
-        address: i64,
+        address: Option<i64>,
+        line: i64,
         tag: Option<&'a str>,
         in_loop: bool,
-        ops: i64,
+        ops: Option<i64>,
         region_id: Option<i64>,
         regions_started: &'a [i64],
         regions_ended: &'a [i64],
+        regions_empty: &'a [i64],
         is_entry: bool,
         is_exit: bool,
         comment: Option<&'a str>,
+        unread_text: Option<&'a str>,
     }
 }
 

@@ -33,6 +33,12 @@ pub struct DumpBundle {
     pub started: Vec<u32>,
     /// Regions ended here.
     pub ended: Vec<u32>,
+    /// Regions with no bundle of their own, written `Start/End empty
+    /// region N` here: each at the first bundle of the next placed region
+    /// after it (the exit bundle for the last), as the real dump puts
+    /// `Start/End empty region 29` on the bundle that starts the next
+    /// predicated check.
+    pub empty: Vec<u32>,
     /// Control-target tag.
     pub tag: Option<&'static str>,
     /// `>` mark.
@@ -116,16 +122,43 @@ pub fn dump_folder(truth: &CaptureTruth) -> DumpTruth {
                 ended.push(r.id);
             }
         }
+        // Every control-target tag of the key block, each on the first
+        // bundle of a region of its role (the real dump uses LB and PF
+        // only; the others are written as the key block names them).
+        let starts = |ids: &[u32]| {
+            ids.iter()
+                .any(|r| truth.region(*r).start.and_then(first_kept) == Some(slot))
+        };
+        let loop_end = truth.region(5).end;
         let tag = if Some(slot) == body.start.and_then(first_kept) {
             Some("LB")
-        } else if [31, 7]
-            .iter()
-            .any(|r| truth.region(*r).start.and_then(first_kept) == Some(slot))
-        {
+        } else if starts(&[31, 7]) {
             Some("PF")
+        } else if starts(&[4]) {
+            Some("LH")
+        } else if starts(&[28, 32]) {
+            Some("PB")
+        } else if starts(&[5]) {
+            Some("CT")
+        } else if loop_end.and_then(first_kept) == Some(slot) {
+            Some("LE")
         } else {
             None
         };
+        let mut empty = Vec::new();
+        for (k, r) in truth.regions.iter().enumerate() {
+            if r.start.is_some() {
+                continue;
+            }
+            let next = truth.regions[k + 1..].iter().find_map(|n| n.start);
+            let here = match next {
+                Some(start) => first_kept(start) == Some(slot),
+                None => Some(&slot) == kept.last(),
+            };
+            if here {
+                empty.push(r.id);
+            }
+        }
         let in_loop = body.start <= Some(slot) && Some(slot) < truth.region(5).end;
         let region = truth
             .regions
@@ -139,6 +172,7 @@ pub fn dump_folder(truth: &CaptureTruth) -> DumpTruth {
             ops,
             started,
             ended,
+            empty,
             tag,
             in_loop,
             region,
@@ -199,6 +233,11 @@ pub fn dump_folder(truth: &CaptureTruth) -> DumpTruth {
         if i == 0 {
             comment.push(format!("entry bundle: %{HLO_OP} = custom-call(%p0, %p1)"));
         }
+        comment.extend(
+            b.empty
+                .iter()
+                .map(|r| format!("Start/End empty region {r}")),
+        );
         comment.extend(b.started.iter().map(|r| format!("Start region {r}")));
         comment.extend(b.ended.iter().map(|r| format!("End region {r}")));
         if i == last {

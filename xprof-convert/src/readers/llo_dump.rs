@@ -289,6 +289,7 @@ impl LloDumpReader {
 
     fn bundles(path: &Path, text: &str, op: &str, asm: &mut TraceAssembler<'_>) -> Result<()> {
         let trace_id = asm.trace_id();
+        let mut notes = Notes::new(path);
         // Logical lines: a bundle starts with its right-aligned address,
         // a tag field and `:`; other lines continue the one before (the
         // `BoundsCheck` comments span three).
@@ -315,72 +316,153 @@ impl LloDumpReader {
                 return Err(malformed(path, n, at, "text before the first bundle"));
             }
         }
-        let mut open: Vec<i64> = Vec::new();
+        // Region events apply in file order: starts, then the bundle's
+        // innermost open region, then ends.
+        let mut open: Vec<(i64, usize)> = Vec::new();
+        let mut bundles: Vec<Bundle<'_>> = Vec::with_capacity(logical.len());
         for (n, at, line) in &logical {
-            let (address, tag, in_loop, body_at) =
-                bundle_head(line).ok_or_else(|| malformed(path, *n, *at, "bundle head"))?;
-            let rest = line[body_at..].trim_end();
-            let (body, comment) = split_comment(rest);
-            let body = body.trim();
-            let inner = body
-                .strip_prefix('{')
-                .and_then(|b| b.strip_suffix('}'))
-                .ok_or_else(|| malformed(path, *n, *at, "ops not in `{ }`"))?
-                .trim();
-            let ops: Vec<&str> = if inner.is_empty() {
-                Vec::new()
-            } else {
-                inner.split("  ;;  ").map(str::trim).collect()
+            let head = bundle_head(line).ok_or_else(|| malformed(path, *n, *at, "bundle head"))?;
+            let mut b = Bundle {
+                line: *n,
+                address: head.address.ok(),
+                tag: head.tag,
+                in_loop: head.in_loop,
+                ops: None,
+                region_id: None,
+                started: Vec::new(),
+                ended: Vec::new(),
+                empty: Vec::new(),
+                entry: false,
+                exit: false,
+                comment: None,
+                unread: None,
             };
-            let mut started = Vec::new();
-            let mut ended = Vec::new();
-            let (mut entry, mut exit) = (false, false);
-            if let Some(c) = comment {
-                for part in c.split(" :: ") {
-                    let part = part.trim();
-                    let num = |p: &str| {
-                        p.split_whitespace()
-                            .last()
-                            .and_then(|x| x.parse::<i64>().ok())
+            let parsed = match head.address {
+                Ok(address) => body_and_comment(&line[head.body_at..])
+                    .map(|(ops, comment)| (address, ops, comment))
+                    .ok_or_else(|| "its ops are not in `{ }`".to_string()),
+                Err(written) => Err(format!("its address {written} does not fit in 64 bits")),
+            };
+            match parsed {
+                Ok((_, ops, comment)) => {
+                    b.ops = Some(ops);
+                    b.comment = comment;
+                }
+                Err(why) => {
+                    notes.push(
+                        *n,
+                        *at,
+                        format!("bundle not read: {why}; kept as `unread_text`"),
+                    );
+                    b.unread = Some(line.as_str());
+                    // The trailing comment's region events still count
+                    // where one can be told apart.
+                    b.comment = split_comment(line).1;
+                }
+            }
+            if let Some(c) = b.comment {
+                for part in c.split("::").map(str::trim) {
+                    let event = if let Some(r) = part.strip_prefix("Start/End empty region") {
+                        Some((&mut b.empty, r))
+                    } else if let Some(r) = part.strip_prefix("Start region") {
+                        Some((&mut b.started, r))
+                    } else if let Some(r) = part.strip_prefix("End region") {
+                        Some((&mut b.ended, r))
+                    } else {
+                        b.entry |= part.starts_with("entry bundle");
+                        b.exit |= part.starts_with("exit bundle");
+                        None
                     };
-                    if part.starts_with("Start region") || part.starts_with("Start empty region") {
-                        started.extend(num(part));
-                    } else if part.starts_with("End region") || part.starts_with("End empty region")
-                    {
-                        ended.extend(num(part));
-                    } else if part.starts_with("entry bundle") {
-                        entry = true;
-                    } else if part.starts_with("exit bundle") {
-                        exit = true;
+                    if let Some((into, number)) = event {
+                        match number.trim().parse::<i64>() {
+                            Ok(id) => into.push(id),
+                            Err(_) => notes.push(
+                                *n,
+                                *at,
+                                format!("region event {part:?} has no region number"),
+                            ),
+                        }
                     }
                 }
             }
             // The entry bundle opens region 0, the whole kernel (the
             // facts sheet maps R0 to it; it has no `Start region` comment).
-            if entry && open.is_empty() {
-                open.push(0);
+            if b.entry && open.is_empty() {
+                open.push((0, *n));
             }
-            open.extend(&started);
-            let region_id = open.last().copied();
-            for e in &ended {
-                if let Some(p) = open.iter().rposition(|r| r == e) {
-                    open.remove(p);
+            for &id in &b.started {
+                if open.iter().any(|o| o.0 == id) {
+                    notes.push(
+                        *n,
+                        *at,
+                        format!("Start region {id} while region {id} is open"),
+                    );
+                }
+                open.push((id, *n));
+            }
+            b.region_id = open.last().map(|o| o.0);
+            for &id in &b.ended {
+                match open.iter().rposition(|o| o.0 == id) {
+                    Some(p) => {
+                        open.remove(p);
+                    }
+                    None => notes.push(
+                        *n,
+                        *at,
+                        format!("End region {id} with no open `Start region {id}` before it"),
+                    ),
                 }
             }
+            bundles.push(b);
+        }
+        for (id, line) in open.iter().filter(|o| o.0 != 0) {
+            let at = logical.iter().find(|l| l.0 == *line).map_or(0, |l| l.1);
+            notes.push(*line, at, format!("Start region {id} is never ended"));
+        }
+        // Rows go out in address order (the table's declared order); the
+        // file order stays in `line`.
+        if let Some(w) = bundles
+            .windows(2)
+            .find(|w| match (w[0].address, w[1].address) {
+                (Some(a), Some(b)) => b < a,
+                _ => false,
+            })
+        {
+            let at = logical.iter().find(|l| l.0 == w[1].line).map_or(0, |l| l.1);
+            notes.push(
+                w[1].line,
+                at,
+                format!(
+                    "bundle address {:#x} comes after {:#x}: bundles sorted by address, `line` keeps the file order",
+                    w[1].address.unwrap_or(0),
+                    w[0].address.unwrap_or(0)
+                ),
+            );
+        }
+        // Stable: equal addresses keep the file order; unread addresses
+        // (NULL) go last, as the declared order puts NULLs.
+        bundles.sort_by_key(|b| (b.address.is_none(), b.address));
+        for b in &bundles {
             asm.trace_row(&LloDumpBundleRow {
                 trace_id,
                 hlo_op: op,
-                address,
-                tag,
-                in_loop,
-                ops: ops.len() as i64,
-                region_id,
-                regions_started: &started,
-                regions_ended: &ended,
-                is_entry: entry,
-                is_exit: exit,
-                comment,
+                address: b.address,
+                line: b.line as i64,
+                tag: b.tag,
+                in_loop: b.in_loop,
+                ops: b.ops.as_ref().map(|o| o.len() as i64),
+                region_id: b.region_id,
+                regions_started: &b.started,
+                regions_ended: &b.ended,
+                regions_empty: &b.empty,
+                is_entry: b.entry,
+                is_exit: b.exit,
+                comment: b.comment,
+                unread_text: b.unread,
             });
+            let (Some(address), Some(ops)) = (b.address, &b.ops) else {
+                continue;
+            };
             for (position, text) in ops.iter().enumerate() {
                 let (result, rest) = match text.split_once(" = ") {
                     Some((r, rest)) if r.starts_with('%') && !r.contains(' ') => (Some(r), rest),
@@ -401,6 +483,7 @@ impl LloDumpReader {
                 });
             }
         }
+        notes.finish(asm);
         Ok(())
     }
 
@@ -455,17 +538,96 @@ impl LloDumpReader {
     }
 }
 
-/// `(address, tag, in loop, where the ops start)` of a bundle line:
-/// `  0x2c LB: > { … }`.
-fn bundle_head(line: &str) -> Option<(i64, Option<&str>, bool, usize)> {
+/// One bundle of the final bundles, read.
+struct Bundle<'t> {
+    line: usize,
+    address: Option<i64>,
+    tag: Option<&'t str>,
+    in_loop: bool,
+    ops: Option<Vec<&'t str>>,
+    region_id: Option<i64>,
+    started: Vec<i64>,
+    ended: Vec<i64>,
+    empty: Vec<i64>,
+    entry: bool,
+    exit: bool,
+    comment: Option<&'t str>,
+    unread: Option<&'t str>,
+}
+
+/// How many converter warnings one dump file gives in full; the rest are
+/// counted in one more.
+const WARNINGS_IN_FULL: usize = 20;
+
+/// Converter warnings of one dump file, each naming the file, the line
+/// and the byte offset.
+struct Notes<'p> {
+    path: &'p Path,
+    messages: Vec<String>,
+    more: usize,
+}
+
+impl<'p> Notes<'p> {
+    fn new(path: &'p Path) -> Self {
+        Self {
+            path,
+            messages: Vec::new(),
+            more: 0,
+        }
+    }
+
+    fn push(&mut self, line: usize, offset: usize, what: String) {
+        if self.messages.len() < WARNINGS_IN_FULL {
+            self.messages.push(format!(
+                "{}: line {line} (byte {offset}): {what}",
+                self.path.display()
+            ));
+        } else {
+            self.more += 1;
+        }
+    }
+
+    fn finish(self, asm: &mut TraceAssembler<'_>) {
+        for m in self.messages {
+            asm.warn(m);
+        }
+        if self.more > 0 {
+            asm.warn(format!(
+                "{}: {} more warnings like these",
+                self.path.display(),
+                self.more
+            ));
+        }
+    }
+}
+
+/// The head of a bundle line: `  0x2c LB: > { … }`.
+#[derive(Debug, PartialEq, Eq)]
+struct BundleHead<'t> {
+    /// The address, or as written where it does not fit in 64 bits.
+    address: std::result::Result<i64, &'t str>,
+    tag: Option<&'t str>,
+    in_loop: bool,
+    /// Where the text after `:` and the `>` mark starts.
+    body_at: usize,
+}
+
+/// The head of a bundle line: an address (`0` or `0x…`), an optional
+/// two-letter tag (`LB`, `PF`, `LH`, `LE`, `PB`, `CT`, or any other), `:`,
+/// an optional `>` and then `{`.
+fn bundle_head(line: &str) -> Option<BundleHead<'_>> {
     let colon = line.find(':')?;
     let head = &line[..colon];
     let mut parts = head.split_whitespace();
-    let address = parts.next()?;
-    let address = if address == "0" {
-        0
+    let written = parts.next()?;
+    let address = if written == "0" {
+        Ok(0)
     } else {
-        i64::from_str_radix(address.strip_prefix("0x")?, 16).ok()?
+        let hex = written.strip_prefix("0x")?;
+        if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        i64::from_str_radix(hex, 16).map_err(|_| written)
     };
     let tag = parts.next();
     if parts.next().is_some()
@@ -482,20 +644,78 @@ fn bundle_head(line: &str) -> Option<(i64, Option<&str>, bool, usize)> {
     if !t.starts_with('{') {
         return None;
     }
-    Some((address, tag, in_loop, line.len() - t.len()))
+    Some(BundleHead {
+        address,
+        tag,
+        in_loop,
+        body_at: line.len() - t.len(),
+    })
 }
 
-/// Splits `{ ops } /* comment */` at the trailing comment, which holds
-/// region events and entry/exit notes; comments inside ops stay in them.
+/// The ops and the trailing comment of `{ ops } /* comment */`. The body
+/// ends at the brace that closes the first one (op text holds balanced
+/// braces, `shape index: {}`); where that leaves no plain comment, at the
+/// last `} /* ` whose comment holds region events or entry/exit notes
+/// (comments inside ops, such as the `BoundsCheck` ones, embed op text).
+fn body_and_comment(rest: &str) -> Option<(Vec<&str>, Option<&str>)> {
+    let rest = rest.trim_end();
+    let by_braces = closing_brace(rest).and_then(|close| {
+        let after = rest[close + 1..].trim();
+        let comment = if after.is_empty() {
+            None
+        } else {
+            Some(after.strip_prefix("/*")?.strip_suffix("*/")?.trim())
+        };
+        Some((&rest[..=close], comment))
+    });
+    let (body, comment) = by_braces.or_else(|| match split_comment(rest) {
+        (body, Some(c)) => Some((body, Some(c))),
+        (_, None) => None,
+    })?;
+    let inner = body.trim().strip_prefix('{')?.strip_suffix('}')?.trim();
+    let ops = if inner.is_empty() {
+        Vec::new()
+    } else {
+        inner.split("  ;;  ").map(str::trim).collect()
+    };
+    Some((ops, comment))
+}
+
+/// Where the `}` closing the `{` that `text` starts with is.
+fn closing_brace(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Splits `{ ops } /* comment */` at the last trailing comment that holds
+/// region events or entry/exit notes; comments inside ops stay in them.
 fn split_comment(rest: &str) -> (&str, Option<&str>) {
+    let rest = rest.trim_end();
     if rest.ends_with("*/") {
         let mut search = rest.len();
         while let Some(i) = rest[..search].rfind("} /* ") {
-            let c = &rest[i + 5..rest.len() - 2];
-            let c = c.trim();
-            if ["Start ", "End ", "entry bundle", "exit bundle"]
-                .iter()
-                .any(|k| c.starts_with(k))
+            let c = rest[i + 5..rest.len() - 2].trim();
+            if [
+                "Start ",
+                "Start/End ",
+                "End ",
+                "entry bundle",
+                "exit bundle",
+            ]
+            .iter()
+            .any(|k| c.starts_with(k))
             {
                 return (&rest[..i + 1], Some(c));
             }
@@ -587,17 +807,36 @@ mod tests {
     #[test]
     fn bundle_lines_split_into_address_tag_ops_and_comment() {
         let l = "  0x2c LB: > { %s40_s3 = sadd.s32 1, %s37_s3  ;;  %p41_p0 = scmp.ge.s32 %s40_s3, 4 } /* Start region 69 */";
-        let (addr, tag, in_loop, at) = bundle_head(l).unwrap();
-        assert_eq!((addr, tag, in_loop), (0x2c, Some("LB"), true));
-        let (body, comment) = split_comment(&l[at..]);
+        let h = bundle_head(l).unwrap();
+        assert_eq!((h.address, h.tag, h.in_loop), (Ok(0x2c), Some("LB"), true));
+        let (ops, comment) = body_and_comment(&l[h.body_at..]).unwrap();
         assert_eq!(comment, Some("Start region 69"));
-        assert!(body.ends_with('}'));
-        let l = "     0   :  { %s101_s0 = inlined_call_operand.hbm [shape: f32[8,128]] }";
+        assert_eq!(ops.len(), 2);
+        let l = "     0   :  { %s101_s0 = inlined_call_operand.hbm [shape: f32[8,128], shape index: {}] }";
+        let h = bundle_head(l).unwrap();
+        assert_eq!((h.address, h.tag, h.in_loop), (Ok(0), None, false));
         assert_eq!(
-            bundle_head(l).map(|h| (h.0, h.1, h.2)),
-            Some((0, None, false))
+            body_and_comment(&l[h.body_at..]).unwrap(),
+            (vec![&l[14..l.len() - 2]], None)
         );
         assert!(bundle_head("hlo: matmul_optimized.1").is_none());
+        // The line a real dump failed on (issue 43).
+        let l = " 0x565 PF: > { %p11070_p1 = scmp.le.s32.totalorder %s12883_s24, 0 } /* Start/End empty region 29 :: Start region 30 :: End region 30 :: Start region 31 :: Start region 32 */";
+        let h = bundle_head(l).unwrap();
+        assert_eq!((h.address, h.tag, h.in_loop), (Ok(0x565), Some("PF"), true));
+        let (ops, comment) = body_and_comment(&l[h.body_at..]).unwrap();
+        assert_eq!(ops, ["%p11070_p1 = scmp.le.s32.totalorder %s12883_s24, 0"]);
+        assert!(
+            comment
+                .unwrap()
+                .starts_with("Start/End empty region 29 :: ")
+        );
+        assert_eq!(
+            bundle_head("0xffffffffffffffffff   :  {}").map(|h| h.address),
+            Some(Err("0xffffffffffffffffff"))
+        );
+        assert_eq!(body_and_comment("{}"), Some((vec![], None)));
+        assert_eq!(body_and_comment("{ vld  ;;  vst"), None);
         assert_eq!(
             op_unit("vmatmul.mubr.f32.gmra.mxu1"),
             ("MXU", "mxu1".to_string())
