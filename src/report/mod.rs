@@ -11,166 +11,23 @@
 //! value is in a `data-value` attribute of its mark, under an element
 //! with `data-chart="<view>"`, so a test compares the page with the views.
 
+mod kernel;
+mod page;
 pub mod svg;
+
+pub use page::Result;
 
 use std::fmt::Write as _;
 
-use arrow::array::{Array, AsArray, RecordBatch};
-use arrow::datatypes::{DataType, Float64Type};
 use xprof_query::ProfileSession;
 
+use page::{COUNT, Section, ask, figure, table};
 use svg::{Bar, Lane, Point, Series};
-
-/// Errors of a report: the queries behind it.
-pub type Result<T> = std::result::Result<T, xprof_query::QueryError>;
 
 /// Resolution of the busy timeline: cells per device.
 const TIMELINE_CELLS: usize = 120;
 /// Rows of the top-N tables and bar charts.
 const TOP: usize = 15;
-
-/// One query's answer, read by column name.
-struct Answer {
-    batches: Vec<RecordBatch>,
-}
-
-impl Answer {
-    fn rows(&self) -> usize {
-        self.batches.iter().map(|b| b.num_rows()).sum()
-    }
-
-    fn column(&self, name: &str) -> Vec<Option<arrow::array::ArrayRef>> {
-        self.batches
-            .iter()
-            .map(|b| b.column_by_name(name).cloned())
-            .collect()
-    }
-
-    /// A column as f64 (NULL and non-numbers as NaN).
-    fn f64s(&self, name: &str) -> Vec<f64> {
-        let mut out = Vec::with_capacity(self.rows());
-        for (b, col) in self.batches.iter().zip(self.column(name)) {
-            let Some(col) = col else {
-                out.extend(std::iter::repeat_n(f64::NAN, b.num_rows()));
-                continue;
-            };
-            match arrow::compute::cast(&col, &DataType::Float64) {
-                Ok(c) => {
-                    let c = c.as_primitive::<Float64Type>();
-                    out.extend(
-                        (0..c.len()).map(|i| if c.is_valid(i) { c.value(i) } else { f64::NAN }),
-                    );
-                }
-                Err(_) => out.extend(std::iter::repeat_n(f64::NAN, b.num_rows())),
-            }
-        }
-        out
-    }
-
-    /// A column as text (NULL as "").
-    fn strings(&self, name: &str) -> Vec<String> {
-        let mut out = Vec::with_capacity(self.rows());
-        for (b, col) in self.batches.iter().zip(self.column(name)) {
-            let Some(col) = col else {
-                out.extend(std::iter::repeat_n(String::new(), b.num_rows()));
-                continue;
-            };
-            let text = arrow::util::display::ArrayFormatter::try_new(
-                col.as_ref(),
-                &arrow::util::display::FormatOptions::default(),
-            );
-            match text {
-                Ok(f) => out.extend((0..col.len()).map(|i| {
-                    if col.is_valid(i) {
-                        f.value(i).to_string()
-                    } else {
-                        String::new()
-                    }
-                })),
-                Err(_) => out.extend(std::iter::repeat_n(String::new(), b.num_rows())),
-            }
-        }
-        out
-    }
-}
-
-async fn ask(session: &ProfileSession, sql: &str) -> Result<Answer> {
-    Ok(Answer {
-        batches: session.collect(sql).await?,
-    })
-}
-
-/// One part of the page.
-struct Section {
-    id: &'static str,
-    title: String,
-    /// The views drawn from.
-    views: Vec<&'static str>,
-    body: String,
-}
-
-/// The unit of a [`table`] column of whole counts (occurrences, ids):
-/// shown as the integer, not with three significant digits.
-const COUNT: &str = "#";
-
-/// A chart with its view name and SQL.
-fn figure(view: &str, chart_svg: &str, sql: &str, caption: &str) -> String {
-    format!(
-        "<figure data-chart=\"{view}\">{chart_svg}<figcaption>{} <span class=\"view\">from <code>{view}</code></span>\
-         <details><summary>SQL</summary><pre>{}</pre></details></figcaption></figure>\n",
-        svg::escape(caption),
-        svg::escape(sql.trim())
-    )
-}
-
-/// A table of `answer`'s `columns` (header, column name, and the unit
-/// of a number column, [`COUNT`] for whole counts, or `None` for text),
-/// under `data-table="<view>"`.
-fn table(view: &str, answer: &Answer, columns: &[(&str, &str, Option<&str>)], sql: &str) -> String {
-    let mut html = format!("<div class=\"table\" data-table=\"{view}\"><table><thead><tr>");
-    for (header, _, _) in columns {
-        let _ = write!(html, "<th>{}</th>", svg::escape(header));
-    }
-    html.push_str("</tr></thead><tbody>");
-    let cells: Vec<(Vec<String>, Vec<f64>)> = columns
-        .iter()
-        .map(|(_, name, _)| (answer.strings(name), answer.f64s(name)))
-        .collect();
-    for row in 0..answer.rows() {
-        html.push_str("<tr>");
-        for ((_, name, unit), (text, num)) in columns.iter().zip(&cells) {
-            match unit {
-                Some(unit) => {
-                    let shown = if *unit == COUNT && num[row].fract() == 0.0 {
-                        format!("{}", num[row])
-                    } else {
-                        svg::format_si(num[row], unit)
-                    };
-                    let _ = write!(
-                        html,
-                        "<td class=\"num\" data-col=\"{name}\" data-value=\"{}\">{}</td>",
-                        num[row],
-                        svg::escape(&shown)
-                    );
-                }
-                None => {
-                    let _ = write!(
-                        html,
-                        "<td data-col=\"{name}\" title=\"{0}\">{0}</td>",
-                        svg::escape(&text[row])
-                    );
-                }
-            }
-        }
-        html.push_str("</tr>");
-    }
-    let _ = writeln!(
-        html,
-        "</tbody></table><details><summary>SQL</summary><pre>{}</pre></details></div>",
-        svg::escape(sql.trim())
-    );
-    html
-}
 
 const OVERVIEW_TRACES_SQL: &str = "\
 SELECT trace_id, host, run, source_format, duration_ps, source_path
@@ -813,7 +670,9 @@ figure{margin:16px 0}figcaption{font-size:12px;color:#444;margin-top:4px}.view{c
 details summary{cursor:pointer;color:#2060a0;font-size:12px}pre{background:#f4f4f4;padding:8px;font-size:11px;overflow-x:auto}
 table{border-collapse:collapse;font-size:12px;margin:8px 0}th,td{border-bottom:1px solid #e2e2e2;padding:3px 8px;text-align:left;max-width:380px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 td.num{text-align:right;font-variant-numeric:tabular-nums}th{background:#f0f0f0}
-.table{overflow-x:auto}";
+.table{overflow-x:auto}h3{font-size:15px;margin:24px 0 4px}
+.multiples{display:flex;flex-wrap:wrap}.multiples .execution svg{width:372px;height:auto}
+table.heat td{text-align:right}";
 
 /// The report of everything opened in `session`, as one HTML document.
 pub async fn report(session: &ProfileSession, title: &str) -> Result<String> {
@@ -826,6 +685,7 @@ pub async fn report(session: &ProfileSession, title: &str) -> Result<String> {
         top_ops(session, several).await?,
         busy_timeline(session, several).await?,
         llo(session).await?,
+        kernel::section(session).await?,
         proton(session).await?,
     ]
     .into_iter()

@@ -22,6 +22,7 @@ fn fixtures() -> Vec<PathBuf> {
         fixture("gpu/torch_kineto.json"),
         fixture("gpu/proton_tree.hatchet"),
         fixture("tpu/synthetic_llo.xplane.pb"),
+        fixture("tpu/synthetic_capture.xplane.pb"),
     ]
 }
 
@@ -237,6 +238,7 @@ async fn every_fixture_report_opens_and_shows_the_views_numbers() {
             "kernel_stats",
             "unit_utilization",
             "proton_kernels",
+            "llo_region_profile",
         ] {
             assert_bars_proportional(&dom, chart, &input);
         }
@@ -372,4 +374,199 @@ fn sections_without_data_are_left_out() {
     }
     // The SQL behind a chart is on the page.
     assert!(html.contains("FROM proton_kernels"));
+}
+
+/// The attribute `name` of every element of `html` that has it, in order.
+fn attrs(html: &str, name: &str) -> Vec<String> {
+    let needle = format!(" {name}=\"");
+    html.match_indices(&needle)
+        .map(|(at, _)| {
+            let rest = &html[at + needle.len()..];
+            rest[..rest.find('"').unwrap()].to_string()
+        })
+        .collect()
+}
+
+/// The part of `dom` from the figure whose `data-chart` is `chart` to its
+/// end.
+fn figure_of<'a>(dom: &'a str, chart: &str) -> &'a str {
+    let start = dom
+        .find(&format!("data-chart=\"{chart}\""))
+        .unwrap_or_else(|| panic!("no {chart} figure"));
+    let rest = &dom[start..];
+    &rest[..rest.find("</figure>").unwrap()]
+}
+
+/// The custom-kernel section on the synthetic kernel-profiling capture,
+/// read back from the DOM after Chromium laid it out: the region bars of
+/// every drawn execution are the measured entries (count, durations,
+/// starts, nesting), the heat cells the static occupancy of
+/// `llo_region_utilization`, and the bundle picture one cell per bundle ×
+/// unit with `llo_bundle_units`' value; the page stays small.
+#[tokio::test]
+async fn the_kernel_section_shows_regions_occupancy_and_bundles() {
+    let input = fixture("tpu/synthetic_capture.xplane.pb");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("capture.html");
+    report_of(&input, &out);
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.len() < 2 << 20, "{} bytes", html.len());
+    let Some(browser) = chromium() else {
+        assert!(std::env::var_os("XPROF_SQL_NO_BROWSER").is_some());
+        return;
+    };
+    let dom = dom_of(&browser, &out);
+    assert!(dom.contains("data-errors=\"\""), "script errors");
+    assert!(dom.contains("id=\"kernels\""));
+    let q = |sql: &'static str| {
+        let input = input.clone();
+        async move { query_rows(&[input], sql).await }
+    };
+    // Region bars: executions slowest first, entries in order.
+    let entries = q("WITH runs AS (SELECT DISTINCT e.kernel_event_id, k.dur_ps \
+                     FROM llo_region_entries e JOIN events k \
+                     ON k.trace_id = e.trace_id AND k.event_id = e.kernel_event_id), \
+                     ranked AS (SELECT kernel_event_id, row_number() OVER \
+                     (ORDER BY dur_ps DESC, kernel_event_id) AS rank FROM runs) \
+                     SELECT r.rank, e.dur_ps, e.entry, e.region_id FROM llo_region_entries e \
+                     JOIN ranked r USING (kernel_event_id) WHERE r.rank <= 8 \
+                     ORDER BY r.rank, e.entry")
+    .await;
+    let timeline = figure_of(&dom, "llo_region_entries");
+    let executions = attrs(timeline, "data-execution");
+    let runs: std::collections::BTreeSet<i64> = entries.iter().map(|r| i(r, "rank")).collect();
+    assert_eq!(executions.len(), runs.len(), "one chart per execution");
+    assert!(runs.len() >= 2, "the capture has several executions");
+    let drawn: Vec<f64> = values_in(&dom, "data-chart=\"llo_region_entries\"");
+    assert_eq!(
+        drawn,
+        entries
+            .iter()
+            .map(|r| i(r, "dur_ps") as f64)
+            .collect::<Vec<_>>()
+    );
+    let labels = attrs(timeline, "data-label");
+    for (label, r) in labels.iter().zip(&entries) {
+        assert!(
+            label.starts_with(&format!("R{} ", i(r, "region_id"))),
+            "{label} vs {r:?}"
+        );
+    }
+    // Depths are the regions' depth in llo_regions.
+    let depths = q("WITH slowest AS (SELECT e2.kernel_event_id FROM llo_region_entries e2 \
+                      JOIN events k ON k.trace_id = e2.trace_id AND k.event_id = e2.kernel_event_id \
+                      ORDER BY k.dur_ps DESC, e2.kernel_event_id LIMIT 1) \
+                    SELECT e.entry, g.depth FROM llo_region_entries e \
+                    JOIN slowest s ON s.kernel_event_id = e.kernel_event_id \
+                    JOIN llo_regions g ON g.trace_id = e.trace_id AND g.hlo_op = e.hlo_op \
+                    AND g.region_id = e.region_id ORDER BY e.entry")
+    .await;
+    assert_eq!(
+        depths.len(),
+        entries.iter().filter(|r| i(r, "rank") == 1).count()
+    );
+    let drawn_depths = attrs(timeline, "data-depth");
+    for (d, r) in drawn_depths.iter().zip(&depths) {
+        assert_eq!(d.parse::<i64>().unwrap(), i(r, "depth"));
+    }
+    // The bars are laid out to scale: within an execution chart, width is
+    // proportional to dur_ps.
+    let widths: Vec<f64> = attrs(timeline, "data-drawn-width")
+        .iter()
+        .map(|w| w.parse().unwrap())
+        .collect();
+    let first_run = entries.iter().filter(|r| i(r, "rank") == 1).count();
+    let (top_i, top) = drawn[..first_run]
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .unwrap();
+    for k in 0..first_run {
+        let want = drawn[k] / top * widths[top_i];
+        assert!(
+            (widths[k] - want).abs() <= 0.6,
+            "bar {k}: {} vs {want}",
+            widths[k]
+        );
+    }
+    // Regions by measured time: llo_region_profile's measured_pct.
+    let profile =
+        q("SELECT measured_pct FROM llo_region_profile ORDER BY measured_ps DESC, region_id").await;
+    assert_values(
+        &dom,
+        "llo_region_profile",
+        &f64s(&profile, "measured_pct"),
+        &input,
+    );
+    // Heat cells: region × unit occupancy.
+    // The capture holds two programs; the one with region markers is the
+    // kernel whose section comes first.
+    let occupancy = q("SELECT region_id, unit, occupancy_pct FROM llo_region_utilization \
+                       WHERE capacity IS NOT NULL AND hlo_op IN (SELECT hlo_op FROM llo_region_entries)")
+    .await;
+    let heat = figure_of(&dom, "llo_region_utilization");
+    let got: std::collections::BTreeMap<String, f64> = attrs(heat, "data-label")
+        .into_iter()
+        .zip(attrs(heat, "data-value").iter().map(|v| v.parse().unwrap()))
+        .collect();
+    let want: std::collections::BTreeMap<String, f64> = occupancy
+        .iter()
+        .filter(|r| r.get("occupancy_pct").is_some())
+        .map(|r| {
+            (
+                format!("R{} {}", i(r, "region_id"), s(r, "unit")),
+                r["occupancy_pct"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    // Every measured region's cells, and only theirs.
+    let measured: std::collections::BTreeSet<String> =
+        q("SELECT region_id FROM llo_region_profile")
+            .await
+            .iter()
+            .map(|r| format!("R{} ", i(r, "region_id")))
+            .collect();
+    let want: std::collections::BTreeMap<String, f64> = want
+        .into_iter()
+        .filter(|(k, _)| measured.iter().any(|m| k.starts_with(m.as_str())))
+        .collect();
+    assert!(want.len() >= 10, "{want:?}");
+    assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
+    for (k, v) in &want {
+        assert!(close(got[k], *v), "{k}: {} vs {v}", got[k]);
+    }
+    // The bundle picture: one cell per bundle × unit, with its value.
+    let units = q(
+        "SELECT unit, bundle, used FROM llo_bundle_units WHERE capacity IS NOT NULL \
+                   AND hlo_op IN (SELECT hlo_op FROM llo_region_entries) ORDER BY unit, bundle",
+    )
+    .await;
+    let picture = figure_of(&dom, "llo_bundle_units");
+    let lanes: std::collections::BTreeMap<String, Vec<i64>> = attrs(picture, "data-unit")
+        .into_iter()
+        .zip(attrs(picture, "data-used"))
+        .map(|(u, used)| (u, used.split(' ').map(|x| x.parse().unwrap()).collect()))
+        .collect();
+    let mut want: std::collections::BTreeMap<String, Vec<i64>> = Default::default();
+    for r in &units {
+        let lane = want.entry(s(r, "unit")).or_default();
+        assert_eq!(lane.len() as i64, i(r, "bundle"), "bundles in order");
+        lane.push(i(r, "used"));
+    }
+    assert_eq!(lanes, want);
+    let bundles = q("SELECT bundles FROM llo_programs \
+                     WHERE hlo_op IN (SELECT hlo_op FROM llo_region_entries)")
+    .await;
+    assert_eq!(bundles.len(), 1);
+    for lane in lanes.values() {
+        assert_eq!(lane.len() as i64, i(&bundles[0], "bundles"));
+    }
+    // The hottest placed region is outlined.
+    let hot = q(
+        "SELECT start_bundle FROM llo_region_profile WHERE region_id <> 0 \
+                 AND start_bundle IS NOT NULL ORDER BY measured_ps DESC, region_id LIMIT 1",
+    )
+    .await;
+    let outlined = &picture[picture.find("class=\"hot\"").expect("a hot region")..];
+    assert!(outlined.contains(&format!("data-start=\"{}\"", i(&hot[0], "start_bundle"))));
 }

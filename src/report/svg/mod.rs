@@ -21,29 +21,40 @@
 //!
 //! One file per chart kind, each with its input types and its own tests:
 //! `hbar.rs` (horizontal bars), `stacked_bars.rs` (a bar per step, its
-//! series stacked), `roofline.rs` (a log–log scatter under the roof) and
-//! `heatmap.rs` (busy lanes over time). They draw with the shared leaf
-//! files: `style.rs` (palette, colours, sizes), `format.rs` (numbers),
-//! `markup.rs` (SVG elements, escaping, labels), `axes.rs` (ticks and log
-//! axes) and `legend.rs`; `testing.rs` holds what the tests read SVG
-//! with. A new chart is a new file next to them, re-exported here: nothing
-//! shared imports a chart, and this file only declares and re-exports.
+//! series stacked), `roofline.rs` (a log–log scatter under the roof),
+//! `heatmap.rs` (busy lanes over time), `region_timeline.rs` (a kernel
+//! execution's measured regions by depth) and `bundle_picture.rs` (a
+//! kernel's bundles × units, cells as runs per level of use, the values
+//! in each lane's `data-used` rather than in `data-value` marks). They
+//! draw with the shared leaf files: `style.rs` (palette, colours, sizes),
+//! `format.rs` (numbers), `markup.rs` (SVG elements, escaping, labels),
+//! `heat.rs` (the colour scale of shaded cells and its legend), `axes.rs`
+//! (ticks and log axes) and `legend.rs`; `testing.rs` holds what the tests
+//! read SVG with. A new chart is a new file next to them, re-exported
+//! here: nothing shared imports a chart, and this file only declares and
+//! re-exports.
 
 mod axes;
+mod bundle_picture;
 mod format;
 mod hbar;
+mod heat;
 mod heatmap;
 mod legend;
 mod markup;
+mod region_timeline;
 mod roofline;
 mod stacked_bars;
 mod style;
 #[cfg(test)]
 mod testing;
 
+pub use bundle_picture::{BundleRange, UnitRow, bundle_picture};
 pub use format::format_si;
 pub use hbar::{Bar, hbar_chart};
+pub use heat::heat_colour;
 pub use heatmap::{Lane, heatmap};
 pub use markup::escape;
+pub use region_timeline::{RegionBar, region_timeline};
 pub use roofline::{Point, roofline};
 pub use stacked_bars::{Series, stacked_bars};

@@ -1,0 +1,558 @@
+//! The report's custom-kernel section: for each kernel with LLO region
+//! markers (a TPU kernel-profiling capture) or a decoded `llo_proto`, its
+//! inside. The measured region entries of its slowest execution on a
+//! timeline (the other executions as small multiples), its regions by
+//! measured time beside their static occupancy per unit, the bundle
+//! picture (bundles × units, slots used of capacity, region boundaries,
+//! the hottest region outlined), its source lines by measured time and
+//! its VMEM allocations. Each chart names its view and shows its SQL, with
+//! the kernel's trace and HLO op written into it.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use xprof_query::ProfileSession;
+
+use super::page::{COUNT, Result, Section, ask, figure, table};
+use super::svg::{self, Bar, BundleRange, RegionBar, UnitRow};
+
+/// Kernels shown, slowest execution first.
+const MAX_KERNELS: usize = 4;
+/// Executions drawn per kernel: the slowest large, the others small.
+const MAX_EXECUTIONS: usize = 8;
+
+/// The units of the bundle picture and the heat table, in this order
+/// (units with a capacity only: spills and fills are counts).
+const UNITS: [&str; 7] = ["MXU", "VALU", "VLD", "VST", "SALU", "XLU", "EUP"];
+
+const KERNELS_SQL: &str = "\
+WITH runs AS (
+  SELECT e.trace_id, e.hlo_op, count(DISTINCT e.kernel_event_id) AS executions,
+         max(k.dur_ps) AS slowest_ps
+  FROM llo_region_entries e
+  JOIN events k ON k.trace_id = e.trace_id AND k.event_id = e.kernel_event_id
+  GROUP BY e.trace_id, e.hlo_op),
+programs AS (
+  SELECT trace_id, hlo_op, min(metadata_id) AS metadata_id, max(bundles) AS bundles
+  FROM llo_programs WHERE decode_status = 'ok' GROUP BY trace_id, hlo_op)
+SELECT coalesce(r.trace_id, p.trace_id) AS trace_id, coalesce(r.hlo_op, p.hlo_op) AS hlo_op,
+       r.executions, r.slowest_ps, p.metadata_id, p.bundles
+FROM runs r FULL OUTER JOIN programs p ON p.trace_id = r.trace_id AND p.hlo_op = r.hlo_op
+ORDER BY r.slowest_ps DESC NULLS LAST, trace_id, hlo_op";
+
+/// A kernel of the section.
+struct Kernel {
+    trace_id: i64,
+    hlo_op: String,
+    executions: Option<i64>,
+    metadata_id: Option<i64>,
+}
+
+impl Kernel {
+    /// `trace_id = … AND hlo_op = '…'`, for the SQL shown.
+    fn filter(&self, prefix: &str) -> String {
+        format!(
+            "{prefix}trace_id = {} AND {prefix}hlo_op = '{}'",
+            self.trace_id,
+            self.hlo_op.replace('\'', "''")
+        )
+    }
+
+    fn program_filter(&self) -> Option<String> {
+        self.metadata_id
+            .map(|m| format!("trace_id = {} AND metadata_id = {m}", self.trace_id))
+    }
+}
+
+fn int(v: f64) -> Option<i64> {
+    v.is_finite().then_some(v as i64)
+}
+
+/// The entries of the kernel's slowest executions, with each region's
+/// depth, name, provenance and static occupancy.
+fn timeline_sql(k: &Kernel) -> String {
+    format!(
+        "\
+WITH runs AS (
+  SELECT DISTINCT e.kernel_event_id, x.ts_ps AS kernel_ts_ps, x.dur_ps AS kernel_ps
+  FROM llo_region_entries e
+  JOIN events x ON x.trace_id = e.trace_id AND x.event_id = e.kernel_event_id
+  WHERE {f}),
+ranked AS (
+  SELECT *, row_number() OVER (ORDER BY kernel_ps DESC, kernel_event_id) AS run_rank FROM runs)
+SELECT r.run_rank, r.kernel_event_id, r.kernel_ps, e.entry, e.region_id,
+       e.ts_ps - r.kernel_ts_ps AS start_ps, e.dur_ps,
+       g.name AS region_name, g.depth, g.named_scope, g.source_file, g.source_line,
+       p.mxu_pct, p.valu_pct, p.vld_pct, p.vst_pct, p.salu_pct
+FROM llo_region_entries e
+JOIN ranked r ON r.kernel_event_id = e.kernel_event_id
+LEFT JOIN llo_region_profile p ON p.trace_id = e.trace_id AND p.hlo_op = e.hlo_op
+  AND (p.hlo_module IS NOT DISTINCT FROM e.hlo_module) AND p.region_id = e.region_id
+LEFT JOIN llo_regions g ON g.trace_id = p.trace_id AND g.metadata_id = p.metadata_id
+  AND g.region_id = e.region_id
+WHERE {f} AND r.run_rank <= {MAX_EXECUTIONS}
+ORDER BY r.run_rank, e.entry",
+        f = k.filter("e."),
+    )
+}
+
+fn regions_sql(k: &Kernel) -> String {
+    format!(
+        "\
+SELECT region_id, name, entries, measured_ps, measured_pct, named_scope, source_file, source_line,
+       start_bundle, limit_bundle
+FROM llo_region_profile WHERE {}
+ORDER BY measured_ps DESC, region_id",
+        k.filter("")
+    )
+}
+
+fn occupancy_sql(k: &Kernel) -> String {
+    format!(
+        "\
+SELECT region_id, unit, occupancy_pct
+FROM llo_region_utilization WHERE {} AND capacity IS NOT NULL
+ORDER BY region_id, unit",
+        k.filter("")
+    )
+}
+
+fn bundles_sql(filter: &str) -> String {
+    format!(
+        "\
+SELECT unit, bundle, used, capacity
+FROM llo_bundle_units WHERE {filter} AND capacity IS NOT NULL
+ORDER BY unit, bundle"
+    )
+}
+
+fn boundaries_sql(filter: &str) -> String {
+    format!(
+        "\
+SELECT region_id, name, start_bundle, limit_bundle
+FROM llo_regions WHERE {filter} AND region_id IS NOT NULL AND start_bundle IS NOT NULL
+ORDER BY start_bundle, node"
+    )
+}
+
+fn sources_sql(k: &Kernel) -> String {
+    format!(
+        "\
+SELECT source_file, source_line, sum(measured_ps) AS measured_ps, sum(measured_pct) AS measured_pct,
+       count(*) AS regions
+FROM llo_region_profile WHERE {} AND source_line IS NOT NULL
+GROUP BY source_file, source_line
+ORDER BY measured_ps DESC, source_file, source_line",
+        k.filter("")
+    )
+}
+
+fn allocations_sql(filter: &str) -> String {
+    format!(
+        "\
+SELECT ordinal, memory_space, size_bytes, is_scoped, is_spill
+FROM llo_allocations WHERE {filter}
+ORDER BY size_bytes DESC, ordinal"
+    )
+}
+
+/// The section, or `None` when no kernel has region markers or a
+/// decoded program.
+pub(super) async fn section(session: &ProfileSession) -> Result<Option<Section>> {
+    let kernels = ask(session, KERNELS_SQL).await?;
+    if kernels.rows() == 0 {
+        return Ok(None);
+    }
+    let traces = kernels.f64s("trace_id");
+    let ops = kernels.strings("hlo_op");
+    let executions = kernels.f64s("executions");
+    let metadata = kernels.f64s("metadata_id");
+    let mut body = String::new();
+    let shown = kernels.rows().min(MAX_KERNELS);
+    if kernels.rows() > shown {
+        let _ = writeln!(
+            body,
+            "<p class=\"sub\">The {shown} kernels with the slowest executions of {} (<code>llo_region_entries</code>, <code>llo_programs</code>).</p>",
+            kernels.rows()
+        );
+    }
+    for row in 0..shown {
+        let k = Kernel {
+            trace_id: int(traces[row]).unwrap_or(0),
+            hlo_op: ops[row].clone(),
+            executions: int(executions[row]),
+            metadata_id: int(metadata[row]),
+        };
+        let _ = writeln!(
+            body,
+            "<h3 data-kernel=\"{}\">{} <span class=\"sub\">trace {}{}</span></h3>",
+            svg::escape(&k.hlo_op),
+            svg::escape(&k.hlo_op),
+            k.trace_id,
+            k.executions
+                .map(|n| format!(", {n} executions"))
+                .unwrap_or_default()
+        );
+        let hot = if k.executions.is_some() {
+            body.push_str(&timeline(session, &k).await?);
+            regions_by_time(session, &k, &mut body).await?
+        } else {
+            None
+        };
+        if let Some(filter) = k.program_filter() {
+            body.push_str(&bundle_picture(session, &k, &filter, hot).await?);
+        }
+        if k.executions.is_some() {
+            let sql = sources_sql(&k);
+            let sources = ask(session, &sql).await?;
+            if sources.rows() > 0 {
+                body.push_str(
+                    "<p class=\"sub\">Source lines by measured time (the regions' provenance):</p>",
+                );
+                body.push_str(&table(
+                    "llo_region_profile",
+                    &sources,
+                    &[
+                        ("file", "source_file", None),
+                        ("line", "source_line", Some(COUNT)),
+                        ("measured", "measured_ps", Some("ps")),
+                        ("% of kernel", "measured_pct", Some("%")),
+                        ("regions", "regions", Some(COUNT)),
+                    ],
+                    &sql,
+                ));
+            }
+        }
+        if let Some(filter) = k.program_filter() {
+            let sql = allocations_sql(&filter);
+            let allocations = ask(session, &sql).await?;
+            if allocations.rows() > 0 {
+                body.push_str("<p class=\"sub\">Buffer allocations (VMEM, SMEM, sync flags):</p>");
+                body.push_str(&table(
+                    "llo_allocations",
+                    &allocations,
+                    &[
+                        ("allocation", "ordinal", Some(COUNT)),
+                        ("space", "memory_space", None),
+                        ("size", "size_bytes", Some("B")),
+                        ("scoped", "is_scoped", None),
+                        ("spill", "is_spill", None),
+                    ],
+                    &sql,
+                ));
+            }
+        }
+    }
+    Ok(Some(Section {
+        id: "kernels",
+        title: "Custom kernels: regions and bundles".into(),
+        views: vec![
+            "llo_region_entries",
+            "llo_region_profile",
+            "llo_region_utilization",
+            "llo_bundle_units",
+            "llo_regions",
+            "llo_allocations",
+        ],
+        body,
+    }))
+}
+
+/// The slowest execution's region timeline, then the others small.
+async fn timeline(session: &ProfileSession, k: &Kernel) -> Result<String> {
+    let sql = timeline_sql(k);
+    let entries = ask(session, &sql).await?;
+    if entries.rows() == 0 {
+        return Ok(String::new());
+    }
+    let rank = entries.f64s("run_rank");
+    let event = entries.f64s("kernel_event_id");
+    let kernel_ps = entries.f64s("kernel_ps");
+    let region = entries.f64s("region_id");
+    let start = entries.f64s("start_ps");
+    let dur = entries.f64s("dur_ps");
+    let name = entries.strings("region_name");
+    let depth = entries.f64s("depth");
+    let scope = entries.strings("named_scope");
+    let file = entries.strings("source_file");
+    let line = entries.strings("source_line");
+    let occupancy: Vec<(&str, Vec<f64>)> = ["mxu", "valu", "vld", "vst", "salu"]
+        .into_iter()
+        .map(|u| (u, entries.f64s(&format!("{u}_pct"))))
+        .collect();
+    // Colours by region, the same in every execution.
+    let mut colours: BTreeMap<i64, usize> = BTreeMap::new();
+    for r in &region {
+        let next = colours.len();
+        colours.entry(*r as i64).or_insert(next);
+    }
+    let mut html = String::new();
+    let mut small = String::new();
+    let mut at = 0;
+    while at < entries.rows() {
+        let end = (at..entries.rows())
+            .find(|&i| rank[i] != rank[at])
+            .unwrap_or(entries.rows());
+        let bars: Vec<RegionBar> = (at..end)
+            .map(|i| {
+                let mut label = format!("R{}", region[i] as i64);
+                if !name[i].is_empty() {
+                    let _ = write!(label, " {}", name[i]);
+                }
+                if !scope[i].is_empty() {
+                    let _ = write!(label, " {}", scope[i]);
+                }
+                let occupied: Vec<String> = occupancy
+                    .iter()
+                    .filter(|(_, v)| v[i].is_finite())
+                    .map(|(u, v)| format!("{} {:.1}%", u.to_uppercase(), v[i]))
+                    .collect();
+                let mut tooltip = format!("dur_ps {}", dur[i]);
+                if !occupied.is_empty() {
+                    let _ = write!(tooltip, "\nstatic occupancy: {}", occupied.join(", "));
+                }
+                if !line[i].is_empty() {
+                    let _ = write!(tooltip, "\nsource: {}:{}", file[i], line[i]);
+                }
+                RegionBar {
+                    label,
+                    start: start[i],
+                    duration: dur[i],
+                    depth: if depth[i].is_finite() {
+                        depth[i] as u32
+                    } else {
+                        0
+                    },
+                    colour: colours[&(region[i] as i64)],
+                    tooltip,
+                }
+            })
+            .collect();
+        let slowest = rank[at] == 1.0;
+        let title = format!(
+            "{}, execution {} (event {}): {}",
+            k.hlo_op,
+            rank[at] as i64,
+            event[at] as i64,
+            svg::format_si(kernel_ps[at], "ps")
+        );
+        let chart = svg::region_timeline(&title, "ps", kernel_ps[at], &bars, !slowest);
+        let wrapped = format!(
+            "<div class=\"execution\" data-execution=\"{}\" data-kernel-event=\"{}\">{chart}</div>",
+            rank[at] as i64, event[at] as i64
+        );
+        if slowest {
+            html.push_str(&wrapped);
+        } else {
+            small.push_str(&wrapped);
+        }
+        at = end;
+    }
+    let others = k.executions.unwrap_or(1).min(MAX_EXECUTIONS as i64) - 1;
+    let caption = format!(
+        "Measured region entries of the slowest execution: time from the kernel's start on x, region nesting depth (llo_regions.depth) on y; hover a bar for its dur_ps, static occupancy and source line.{}",
+        if others > 0 {
+            format!(" Below, the next {others} executions by time, same colours.")
+        } else {
+            String::new()
+        }
+    );
+    Ok(figure(
+        "llo_region_entries",
+        &format!("{html}<div class=\"multiples\">{small}</div>"),
+        &sql,
+        &caption,
+    ))
+}
+
+/// Each region's share of the kernel's measured time beside its static
+/// occupancy per unit; returns the hottest placed region's bundle range.
+async fn regions_by_time(
+    session: &ProfileSession,
+    k: &Kernel,
+    body: &mut String,
+) -> Result<Option<(i64, String, u32, u32)>> {
+    let sql = regions_sql(k);
+    let regions = ask(session, &sql).await?;
+    if regions.rows() == 0 {
+        return Ok(None);
+    }
+    let id = regions.f64s("region_id");
+    let name = regions.strings("name");
+    let pct = regions.f64s("measured_pct");
+    let measured = regions.f64s("measured_ps");
+    let scope = regions.strings("named_scope");
+    let line = regions.strings("source_line");
+    let start = regions.f64s("start_bundle");
+    let limit = regions.f64s("limit_bundle");
+    let label = |i: usize| {
+        let mut l = format!("R{} {}", id[i] as i64, name[i]);
+        if !scope[i].is_empty() {
+            let _ = write!(l, " {}", scope[i]);
+        }
+        l
+    };
+    let bars: Vec<Bar> = (0..regions.rows())
+        .map(|i| Bar {
+            label: label(i),
+            value: pct[i],
+            tooltip: format!(
+                "{} measured{}",
+                svg::format_si(measured[i], "ps"),
+                if line[i].is_empty() {
+                    String::new()
+                } else {
+                    format!(", source line {}", line[i])
+                }
+            ),
+        })
+        .collect();
+    body.push_str(&figure(
+        "llo_region_profile",
+        &svg::hbar_chart(&format!("{}: regions by measured time", k.hlo_op), "%", &bars),
+        &sql,
+        "Each region's share of the kernel's measured time (all executions): the time from its entry marker to the next marker.",
+    ));
+    // The heat table: region × unit occupancy, in the order above.
+    let occ_sql = occupancy_sql(k);
+    let occ = ask(session, &occ_sql).await?;
+    if occ.rows() > 0 {
+        let occ_region = occ.f64s("region_id");
+        let occ_unit = occ.strings("unit");
+        let occ_pct = occ.f64s("occupancy_pct");
+        let mut cells: BTreeMap<(i64, String), f64> = BTreeMap::new();
+        for i in 0..occ.rows() {
+            cells.insert((occ_region[i] as i64, occ_unit[i].clone()), occ_pct[i]);
+        }
+        let units: Vec<&str> = UNITS
+            .into_iter()
+            .filter(|u| cells.keys().any(|(_, cu)| cu == u))
+            .collect();
+        let mut html =
+            String::from("<table class=\"heat\"><thead><tr><th>region</th><th>source line</th>");
+        for u in &units {
+            let _ = write!(html, "<th>{u}</th>");
+        }
+        html.push_str("</tr></thead><tbody>");
+        for i in 0..regions.rows() {
+            let region = id[i] as i64;
+            let _ = write!(
+                html,
+                "<tr><td title=\"{0}\">{0}</td><td>{1}</td>",
+                svg::escape(&label(i)),
+                svg::escape(&line[i])
+            );
+            for u in &units {
+                match cells.get(&(region, u.to_string())) {
+                    Some(v) => {
+                        let _ = write!(
+                            html,
+                            "<td class=\"num\" style=\"background:{};color:{}\" data-label=\"R{region} {u}\" data-value=\"{v}\">{:.1}%</td>",
+                            svg::heat_colour(v / 100.0),
+                            if *v > 55.0 { "#ffffff" } else { "#1a1a1a" },
+                            v
+                        );
+                    }
+                    None => html.push_str("<td></td>"),
+                }
+            }
+            html.push_str("</tr>");
+        }
+        html.push_str("</tbody></table>");
+        body.push_str(&figure(
+            "llo_region_utilization",
+            &html,
+            &occ_sql,
+            "Static occupancy per unit of each region (slots used over capacity × bundles, from the compiler's schedule), regions in the order of their measured time.",
+        ));
+    }
+    let hot = (0..regions.rows())
+        .find(|&i| id[i] as i64 != 0 && start[i].is_finite() && limit[i].is_finite())
+        .map(|i| (id[i] as i64, label(i), start[i] as u32, limit[i] as u32));
+    Ok(hot)
+}
+
+/// Bundles × units of the kernel's program, its regions marked.
+async fn bundle_picture(
+    session: &ProfileSession,
+    k: &Kernel,
+    filter: &str,
+    hot: Option<(i64, String, u32, u32)>,
+) -> Result<String> {
+    let sql = bundles_sql(filter);
+    let cells = ask(session, &sql).await?;
+    if cells.rows() == 0 {
+        return Ok(String::new());
+    }
+    let unit = cells.strings("unit");
+    let bundle = cells.f64s("bundle");
+    let used = cells.f64s("used");
+    let capacity = cells.f64s("capacity");
+    // Units in the order of UNITS, any other after them by name.
+    let mut rows: BTreeMap<(usize, String), UnitRow> = BTreeMap::new();
+    for i in 0..cells.rows() {
+        let order = UNITS
+            .iter()
+            .position(|u| *u == unit[i])
+            .unwrap_or(UNITS.len());
+        let row = rows
+            .entry((order, unit[i].clone()))
+            .or_insert_with(|| UnitRow {
+                unit: unit[i].clone(),
+                capacity: capacity[i] as u32,
+                used: Vec::new(),
+            });
+        let b = bundle[i] as usize;
+        if row.used.len() <= b {
+            row.used.resize(b + 1, 0);
+        }
+        row.used[b] = used[i] as u32;
+    }
+    let rows: Vec<UnitRow> = rows.into_values().collect();
+    let bounds_sql = boundaries_sql(filter);
+    let bounds = ask(session, &bounds_sql).await?;
+    let b_id = bounds.f64s("region_id");
+    let b_name = bounds.strings("name");
+    let b_start = bounds.f64s("start_bundle");
+    let b_limit = bounds.f64s("limit_bundle");
+    let mut ranges: Vec<BundleRange> = (0..bounds.rows())
+        .filter(|&i| b_id[i] as i64 != 0)
+        .map(|i| BundleRange {
+            label: format!("R{} {}", b_id[i] as i64, b_name[i]),
+            start: b_start[i] as u32,
+            limit: if b_limit[i].is_finite() {
+                b_limit[i] as u32
+            } else {
+                b_start[i] as u32
+            },
+        })
+        .collect();
+    let hot_index = hot.map(|(id, label, start, limit)| {
+        match ranges
+            .iter()
+            .position(|r| r.label.starts_with(&format!("R{id} ")))
+        {
+            Some(p) => p,
+            None => {
+                ranges.push(BundleRange {
+                    label,
+                    start,
+                    limit,
+                });
+                ranges.len() - 1
+            }
+        }
+    });
+    let bundles = rows.iter().map(|r| r.used.len()).max().unwrap_or(0);
+    Ok(figure(
+        "llo_bundle_units",
+        &svg::bundle_picture(
+            &format!("{}: {bundles} bundles × units", k.hlo_op),
+            &rows,
+            &ranges,
+            hot_index,
+        ),
+        &format!("{sql};\n\n{bounds_sql}"),
+        "The compiled program's bundles on x, its units on y: each cell is the slots the bundle uses of the unit's capacity (llo_bundle_units). Dashed lines mark where regions start (llo_regions); the outlined band is the region with the most measured time.",
+    ))
+}
