@@ -129,12 +129,20 @@ pub async fn export(args: ExportArgs) -> AnyResult<()> {
     let options = ExportOptions { format, counters };
     let summary = crate::query::export::export(&session, &sql, &output, &options).await?;
     eprintln!(
-        "wrote {}: {} events on {} tracks, {} flows, {} counter samples",
+        "wrote {}: {} events on {} tracks, {} flows, {} counter samples{}",
         output.display(),
         summary.events,
         summary.tracks,
         summary.flows,
-        summary.counter_samples
+        summary.counter_samples,
+        if summary.region_kernels > 0 {
+            format!(
+                "; LLO region entries under {} kernel executions",
+                summary.region_kernels
+            )
+        } else {
+            String::new()
+        }
     );
     Ok(())
 }

@@ -282,3 +282,98 @@ fn a_million_events_export_in_bounded_memory() {
     );
     assert!(peak_kib < 256 * 1024, "peak RSS {} MiB", peak_kib / 1024);
 }
+
+/// A kernel-profiling capture's region entries exported to Perfetto: one
+/// slice per selected entry, of its measured `dur_ps` (not the marker's
+/// zero length), named by its region with the region's occupancy and
+/// source line as args, each nested (depth 1) under a slice of its kernel
+/// execution on the markers' track.
+#[tokio::test]
+async fn region_entries_export_as_slices_nested_in_their_kernel() {
+    let input = fixture("tpu/synthetic_capture.xplane.pb");
+    let session = open(std::slice::from_ref(&input)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("k.pftrace");
+    let options = ExportOptions {
+        format: ExportFormat::Perfetto,
+        counters: false,
+    };
+    let selection = "SELECT trace_id, event_id FROM llo_region_entries";
+    let summary = export(&session, selection, &out, &options).await.unwrap();
+    let entries = query_rows_of(
+        &session,
+        "SELECT e.region_id, e.ts_ps, e.dur_ps, e.kernel_event_id, p.name \
+         FROM llo_region_entries e LEFT JOIN llo_region_profile p \
+         ON p.trace_id = e.trace_id AND p.hlo_op = e.hlo_op AND p.region_id = e.region_id",
+    )
+    .await;
+    let kernels = query_rows_of(
+        &session,
+        "SELECT DISTINCT k.ts_ps, k.dur_ps, k.display_name AS op FROM llo_region_entries e \
+         JOIN events k ON k.trace_id = e.trace_id AND k.event_id = e.kernel_event_id",
+    )
+    .await;
+    assert_eq!(summary.events as usize, entries.len());
+    assert_eq!(summary.region_kernels as usize, kernels.len());
+    assert!(kernels.len() >= 2 && entries.len() > 20);
+    let trace = Trace::decode(std::fs::read(&out).unwrap().as_slice()).unwrap();
+    // Replay begin/end per track, keeping each slice's depth and args.
+    let mut open_slices: BTreeMap<u64, Vec<(String, u64)>> = BTreeMap::new();
+    let mut got: BTreeMap<(usize, String, u64, u64), usize> = BTreeMap::new();
+    let mut arg_names: std::collections::BTreeSet<String> = Default::default();
+    for p in &trace.packet {
+        let Some(e) = &p.track_event else { continue };
+        let ts = p.timestamp.unwrap();
+        let track = e.track_uuid.unwrap();
+        match e.r#type {
+            Some(TYPE_SLICE_BEGIN) => {
+                let depth = open_slices.get(&track).map_or(0, Vec::len);
+                if depth == 1 {
+                    arg_names.extend(e.debug_annotations.iter().filter_map(|a| a.name.clone()));
+                }
+                open_slices
+                    .entry(track)
+                    .or_default()
+                    .push((e.name.clone().unwrap(), ts))
+            }
+            Some(TYPE_SLICE_END) => {
+                let stack = open_slices.get_mut(&track).unwrap();
+                let (name, begin) = stack.pop().unwrap();
+                *got.entry((stack.len(), name, begin, ts)).or_default() += 1;
+            }
+            other => panic!("unexpected event type {other:?}"),
+        }
+    }
+    assert!(open_slices.values().all(Vec::is_empty), "every slice ends");
+    let mut want: BTreeMap<(usize, String, u64, u64), usize> = BTreeMap::new();
+    for r in &kernels {
+        let (ts, dur) = (i(r, "ts_ps"), i(r, "dur_ps"));
+        let key = (
+            0,
+            s(r, "op"),
+            perfetto::ps_to_ns(ts),
+            perfetto::ps_to_ns(ts + dur),
+        );
+        *want.entry(key).or_default() += 1;
+    }
+    for r in &entries {
+        let (ts, dur) = (i(r, "ts_ps"), i(r, "dur_ps"));
+        assert!(dur > 0);
+        let key = (
+            1,
+            format!("R{} {}", i(r, "region_id"), s(r, "name")),
+            perfetto::ps_to_ns(ts),
+            perfetto::ps_to_ns(ts + dur),
+        );
+        *want.entry(key).or_default() += 1;
+    }
+    assert_eq!(got, want);
+    for arg in [
+        "region_id",
+        "region_name",
+        "source_line",
+        "mxu_occupancy_pct",
+    ] {
+        assert!(arg_names.contains(arg), "{arg} in {arg_names:?}");
+    }
+}

@@ -10,12 +10,17 @@
 //! Everything is streamed from DataFusion in track and time order: memory
 //! holds one batch and one open-slice stack per track, not the selection.
 //!
+//! A TPU kernel-profiling capture's region markers (zero-length events)
+//! are written as slices of their measured time, each under a slice of
+//! its kernel execution on the markers' track ([`regions`]).
+//!
 //! Slices on one track must nest for a viewer to draw them; a slice that
 //! overlaps the one before without nesting in it goes to an overflow lane
 //! of its track (`<track> (overlap N)`), so nothing is dropped.
 
 pub mod chrome;
 pub mod perfetto;
+mod regions;
 mod timeline;
 
 pub use timeline::{
@@ -74,6 +79,9 @@ pub struct ExportSummary {
     pub flows: u64,
     /// Counter samples.
     pub counter_samples: u64,
+    /// Kernel executions written as the parent slices of their selected
+    /// LLO region entries (not counted in `events`).
+    pub region_kernels: u64,
 }
 
 /// Exports the events selected by `selection` (a query over the
@@ -264,6 +272,10 @@ async fn stream_into(
             .map_err(datafusion::error::DataFusionError::from)?;
         trace_ids.extend(col.as_primitive::<Int32Type>().iter().flatten());
     }
+    let regions = regions::region_slices(session, &cte).await?;
+    // The kernel execution whose parent slice was written last, per
+    // (trace, track).
+    let mut parent_written: Option<(i32, i32, i64)> = None;
     let mut placer = Placer {
         several_traces,
         track_names,
@@ -301,7 +313,7 @@ async fn stream_into(
             let ts = b.column(3).as_primitive::<Int64Type>();
             let dur = b.column(4).as_primitive::<Int64Type>();
             for (i, name) in name.into_iter().enumerate() {
-                let slice = Slice {
+                let mut slice = Slice {
                     trace_id,
                     event_id: event.value(i),
                     name,
@@ -311,6 +323,33 @@ async fn stream_into(
                     flows_out: Vec::new(),
                     flows_in: Vec::new(),
                 };
+                if let Some(region) = regions.get(&(trace_id, slice.event_id)) {
+                    if let Some(k) = &region.kernel {
+                        let key = (trace_id, track.value(i), k.event_id);
+                        if parent_written != Some(key) {
+                            parent_written = Some(key);
+                            let parent = Slice {
+                                trace_id,
+                                event_id: k.event_id,
+                                name: k.hlo_op.clone(),
+                                ts_ps: k.ts_ps.min(slice.ts_ps),
+                                dur_ps: k.dur_ps.max(0),
+                                args: vec![(
+                                    "kernel_event_id".to_string(),
+                                    ArgValue::Int(k.event_id),
+                                )],
+                                flows_out: Vec::new(),
+                                flows_in: Vec::new(),
+                            };
+                            placer
+                                .place_parent(parent, track.value(i), sink, &mut summary)
+                                .map_err(io)?;
+                        }
+                    }
+                    slice.name = region.name.clone();
+                    slice.dur_ps = region.dur_ps.max(0);
+                    slice.args.extend(region.args.iter().cloned());
+                }
                 placer
                     .place(slice, track.value(i), sink, &mut summary)
                     .map_err(io)?;
@@ -404,6 +443,28 @@ struct Placer {
 }
 
 impl Placer {
+    /// Places a kernel execution as the parent of its region entries: a
+    /// slice on the entries' track that is no selected event, so it
+    /// binds no flow.
+    fn place_parent(
+        &mut self,
+        slice: Slice,
+        track_id: i32,
+        sink: &mut (dyn TimelineSink + Send),
+        summary: &mut ExportSummary,
+    ) -> std::io::Result<()> {
+        let events = summary.events;
+        let flows = (
+            std::mem::take(&mut self.flow_ends),
+            std::mem::take(&mut self.flow_ids),
+        );
+        let placed = self.place(slice, track_id, sink, summary);
+        (self.flow_ends, self.flow_ids) = flows;
+        summary.events = events;
+        summary.region_kernels += 1;
+        placed
+    }
+
     fn place(
         &mut self,
         mut slice: Slice,
