@@ -24,6 +24,7 @@ pub mod report;
 mod shell;
 
 pub use cli::app::run_cli;
+pub use cli::check::check_report_json;
 
 pub use xprof_cluster as cluster;
 pub use xprof_convert as convert;

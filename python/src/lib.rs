@@ -727,6 +727,81 @@ fn cli_main(py: Python<'_>, argv: Vec<String>) -> i32 {
     py.detach(|| xprof_sql::run_cli(argv))
 }
 
+/// Runs rules files over `inputs` (and `baseline`) as `xprof-sql check
+/// --format json` does and returns the same JSON document as text. A
+/// rules file that does not parse, or inputs that do not open, raise;
+/// a rule that cannot run is a rule with status `error`.
+#[pyfunction]
+#[pyo3(signature = (inputs, rules, baseline=Vec::new(), params=Vec::new(), evidence=5, memory_limit=None, threads=None, run=None))]
+#[allow(clippy::too_many_arguments)]
+fn check(
+    py: Python<'_>,
+    inputs: Vec<PathBuf>,
+    rules: Vec<PathBuf>,
+    baseline: Vec<PathBuf>,
+    params: Vec<(String, String)>,
+    evidence: usize,
+    memory_limit: Option<u64>,
+    threads: Option<usize>,
+    run: Option<String>,
+) -> PyResult<String> {
+    use xprof_sql::query::check::{parse_rules, run_rules};
+    let mut files = Vec::new();
+    for path in &rules {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            input_error(
+                py,
+                format!("{}: {e}", path.display()),
+                Some(path.clone()),
+                None,
+            )
+        })?;
+        files.push((
+            path.clone(),
+            parse_rules(path, &text).map_err(|e| query_error(py, e))?,
+        ));
+    }
+    let runtime = new_runtime(threads)?;
+    let options = SessionOptions {
+        memory_limit_bytes: memory_limit,
+        threads,
+        ..Default::default()
+    };
+    let mut session = ProfileSession::with_limits(options).map_err(|e| query_error(py, e))?;
+    let open = OpenOptions {
+        run,
+        ..Default::default()
+    };
+    let done = run_cancellable(py, &runtime, async move {
+        let ids = |session: &ProfileSession, before: usize| {
+            session.opened()[before..]
+                .iter()
+                .flat_map(|o| match o {
+                    xprof_sql::query::Opened::Converted(c) => vec![c.trace_id],
+                    xprof_sql::query::Opened::Dataset { trace_ids, .. } => trace_ids.clone(),
+                })
+                .map(|id| id.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        session.open(&inputs, &open).await?;
+        let mut values = std::collections::BTreeMap::new();
+        values.insert("current".to_string(), ids(&session, 0));
+        if !baseline.is_empty() {
+            let before = session.opened().len();
+            session.open(&baseline, &open).await?;
+            values.insert("baseline".to_string(), ids(&session, before));
+        }
+        values.extend(params);
+        let mut reports = Vec::new();
+        for (path, rules) in &files {
+            reports.push(run_rules(&session, path, rules, &values, evidence).await);
+        }
+        Ok::<_, RustQueryError>(xprof_sql::check_report_json(&reports).to_string())
+    })?;
+    done.map_err(|e| query_error(py, e))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -736,6 +811,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert, m)?)?;
     m.add_function(wrap_pyfunction!(table_docs, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add("Error", py.get_type::<Error>())?;
     m.add("InputError", py.get_type::<InputError>())?;
     m.add("QueryError", py.get_type::<QueryError>())?;

@@ -42,6 +42,7 @@ __all__ = [
     "TableProvider",
     "open",
     "convert",
+    "check",
     "__version__",
 ]
 
@@ -183,6 +184,58 @@ def open(  # noqa: A001 - the package's entry point, as in ``pyarrow.parquet``/`
         run=run,
     )
     return Session(native)
+
+
+def check(
+    inputs: PathLike | Iterable[PathLike],
+    rules: PathLike | Iterable[PathLike],
+    *,
+    baseline: PathLike | Iterable[PathLike] | None = None,
+    params: dict[str, Any] | None = None,
+    evidence: int = 5,
+    memory_limit: int | str | None = None,
+    threads: int | None = None,
+    run: str | None = None,
+) -> dict[str, Any]:
+    """Runs rules files of SQL checks over profiles, as ``xprof-sql check``.
+
+    Each rule (``-- check: NAME`` above a query) must return no rows; the
+    rows it returns are the evidence of its failure. ``${NAME}`` in a rule
+    is replaced by ``params[NAME]``; ``${current}`` and ``${baseline}`` are
+    the trace ids of ``inputs`` and ``baseline`` (docs/analyses.md).
+
+    Returns the document ``xprof-sql check --format json`` prints: ``rules``
+    (each with ``name``, ``file``, ``line``, ``description``, ``status``
+    ``"pass"``/``"fail"``/``"error"``, ``rows``, ``evidence`` (row dicts),
+    ``error`` and ``seconds``), the counts ``passed``, ``failed``,
+    ``errors`` and the CLI's ``exit_code`` (0, 1 or 2).
+
+    Raises:
+        QueryError: a rules file does not parse (its file and line say
+            where).
+        InputError: an input is missing or not a valid profile.
+    """
+    import json
+
+    def paths(p: PathLike | Iterable[PathLike] | None) -> list[str]:
+        if p is None:
+            return []
+        if isinstance(p, (str, bytes, os.PathLike)):
+            return [os.fspath(p)]  # type: ignore[list-item]
+        return [os.fspath(x) for x in p]  # type: ignore[misc]
+
+    text = _native.check(
+        paths(inputs),
+        paths(rules),
+        baseline=paths(baseline),
+        params=[(str(k), str(v)) for k, v in (params or {}).items()],
+        evidence=evidence,
+        memory_limit=_parse_size(memory_limit),
+        threads=threads,
+        run=run,
+    )
+    result: dict[str, Any] = json.loads(text)
+    return result
 
 
 class _PlainProgress:

@@ -55,6 +55,18 @@ def convert(
     progress: Callable[[int, int, int, int], None] | None = None,
 ) -> list[dict[str, Any]]: ...
 def table_docs() -> list[tuple[str, str]]: ...
+def check(
+    inputs: list[str],
+    rules: list[str],
+    baseline: list[str] = ...,
+    params: list[tuple[str, str]] = ...,
+    evidence: int = 5,
+    memory_limit: int | None = None,
+    threads: int | None = None,
+    run: str | None = None,
+) -> str:
+    """Runs rules files over profiles; the JSON document of `xprof-sql check --format json`."""
+    ...
 def cli_main(argv: list[str]) -> int:
     """Runs the xprof-sql command line (argv[0] is the program name); returns its exit status."""
     ...

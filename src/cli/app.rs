@@ -33,6 +33,14 @@ enum Command {
     /// second's; with --a and --b, any inputs (a warehouse) and the sides
     /// named by run or trace ids.
     Diff(super::diff::DiffArgs),
+    /// Profiles as performance tests: run rules files of SQL checks (each a
+    /// query that must return no rows) over profiles and a baseline.
+    ///
+    /// Exit status: 0 when every rule passes, 1 when a rule fails (its rows
+    /// are the evidence), 2 when a rule cannot run (bad SQL, a missing table
+    /// or parameter) or the check cannot start. `--junit FILE` writes JUnit
+    /// XML for CI. Rules and the ready checks: docs/analyses.md.
+    Check(super::check::CheckArgs),
     /// One self-contained HTML report of profiles: devices' busy time,
     /// step time, top ops and kernels, roofline, busy timeline, TPU units.
     Report(super::report::ReportArgs),
@@ -54,7 +62,8 @@ enum Command {
 /// Runs the `xprof-sql` command line `args` (the first is the program
 /// name) and returns the process's exit status: 0 on success, 1 on an
 /// error (printed on stderr), 2 for arguments it cannot take (clap prints
-/// the usage and exits the process, as it does for `--help`).
+/// the usage and exits the process, as it does for `--help`); `check`
+/// gives its own (0 passed, 1 a rule failed, 2 a rule could not run).
 pub fn run_cli<I, T>(args: I) -> i32
 where
     I: IntoIterator<Item = T>,
@@ -71,24 +80,28 @@ where
             return 1;
         }
     };
+    let check = matches!(cli.command, Command::Check(_));
     let outcome = runtime.block_on(run(cli));
     // Not a graceful drop: a statement stopped by --timeout may leave
     // tasks inside a long poll of an operator, which a drop would wait
     // for (seconds after the limit). What the command had to do is done.
     runtime.shutdown_background();
     match outcome {
-        Ok(()) => 0,
+        Ok(status) => status,
         Err(e) if super::is_broken_pipe(e.as_ref()) => 0,
         Err(e) => {
             eprintln!("xprof-sql: {e}");
-            1
+            // A check that cannot start is a check that cannot run, never
+            // a failed (1) or passed one.
+            if check { 2 } else { 1 }
         }
     }
 }
 
-/// Runs the subcommand.
-async fn run(cli: Cli) -> AnyResult<()> {
-    match cli.command {
+/// Runs the subcommand; returns its exit status.
+async fn run(cli: Cli) -> AnyResult<i32> {
+    let done = match cli.command {
+        Command::Check(args) => return super::check::check(args).await,
         Command::Query(args) => super::query::query(args).await,
         Command::Shell(args) => super::query::shell(args).await,
         Command::Convert(args) => super::convert::convert(args),
@@ -98,5 +111,6 @@ async fn run(cli: Cli) -> AnyResult<()> {
         Command::Cluster { role } => super::cluster::cluster(role).await,
         Command::Inspect(args) => super::convert::inspect(args),
         Command::Schema(args) => super::schema::schema(args),
-    }
+    };
+    done.map(|()| 0)
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::output::OutputFormat;
 use crate::query::diff::{DIFFS, Verdict};
 
-use crate::cli::query::{SessionArgs, new_session, open_into};
+use crate::cli::query::{SessionArgs, new_session, open_into, trace_ids_since};
 use crate::cli::{AnyResult, Limits, outln, run_sql};
 
 /// `diff`'s arguments.
@@ -70,15 +70,7 @@ pub async fn diff(args: DiffArgs) -> AnyResult<()> {
             for input in [first, second] {
                 let before = session.opened().len();
                 open_into(&mut session, std::slice::from_ref(input), run.clone()).await?;
-                let ids: Vec<String> = session.opened()[before..]
-                    .iter()
-                    .flat_map(|o| match o {
-                        crate::query::Opened::Converted(c) => vec![c.trace_id],
-                        crate::query::Opened::Dataset { trace_ids, .. } => trace_ids.clone(),
-                    })
-                    .map(|id| id.to_string())
-                    .collect();
-                side_ids.push(ids.join(","));
+                side_ids.push(trace_ids_since(&session, before));
             }
             let b = side_ids.pop().expect("two sides");
             let a = side_ids.pop().expect("two sides");

@@ -7,7 +7,8 @@
 //! - [`query`]: `query` and `shell`, and opening a session (`--schema`,
 //!   `--cluster`);
 //! - [`convert`]: `convert` and `inspect`;
-//! - [`diff`], [`schema`], [`cluster`]: the subcommands of those names;
+//! - [`diff`], [`check`], [`schema`], [`cluster`]: the subcommands of
+//!   those names;
 //! - [`report`]: `report` and `export`;
 //! - [`progress`]: the conversion's progress bars.
 
@@ -20,6 +21,7 @@ use crate::query::ProfileSession;
 use crate::shell::statement::statements;
 
 pub mod app;
+pub mod check;
 pub mod cluster;
 pub mod convert;
 pub mod diff;

@@ -9,7 +9,8 @@
 //! [`dictionary_aggregate`] groups by the tables' dictionary strings
 //! without hashing every row; [`event_steps`] computes the recursive
 //! `event_steps` view by a walk in memory. [`export`] writes a selection of events as
-//! a timeline (Chrome JSON, Perfetto protobuf).
+//! a timeline (Chrome JSON, Perfetto protobuf). [`check`] runs a rules
+//! file of SQL checks over a session, with verdicts and a JUnit report.
 //!
 //! It is the only crate that depends on DataFusion; converters know
 //! nothing of SQL.
@@ -24,11 +25,13 @@
 //! [`views`] (`views/*.sql` and [`event_steps`]) and [`diff`]. Below them
 //! are `physical/` (the physical rules and plans: [`dictionary_aggregate`],
 //! [`single_trace_join`], the statement time limit) and `plan.rs` (planning
-//! helpers). [`export`] reads a session's tables into a timeline file.
+//! helpers). [`export`] reads a session's tables into a timeline file;
+//! [`check`] runs rules through a session.
 
 #![warn(missing_docs)]
 
 mod catalog;
+pub mod check;
 pub mod diff;
 pub mod error;
 pub mod export;

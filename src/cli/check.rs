@@ -1,0 +1,236 @@
+//! `xprof-sql check`: profiles as performance tests. Rules files of named
+//! SQL checks ([`crate::query::check`]) run over the inputs (and a
+//! baseline), with a verdict per rule, its evidence rows, a JUnit file and
+//! the exit status CI reads: 0 all passed, 1 a rule failed, 2 a rule (or
+//! the check itself) could not run.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::query::check::{CheckReport, Status, evidence_lines, junit_xml, parse_rules, run_rules};
+
+use crate::cli::query::{SessionArgs, new_session, open_into, trace_ids_since};
+use crate::cli::{AnyResult, Limits, outln};
+
+/// `check`'s output formats.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckFormat {
+    /// One line per rule, the failing rows under it, a summary line.
+    Table,
+    /// One JSON document: every rule with its status and evidence rows.
+    Json,
+}
+
+/// `check`'s arguments.
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    /// Profiles checked (files, run folders, datasets).
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// A rules file: `-- check: NAME` above each query that must return
+    /// no rows. Repeat for several files.
+    #[arg(long, required = true)]
+    rules: Vec<PathBuf>,
+    /// Baseline profiles: opened beside the inputs; rules name the two
+    /// sides `${baseline}` and `${current}` (trace ids, as the diff_*
+    /// functions take them).
+    #[arg(long, num_args = 1..)]
+    baseline: Vec<PathBuf>,
+    /// A rule parameter, `NAME=VALUE`, replacing `${NAME}` in the rules.
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_param)]
+    params: Vec<(String, String)>,
+    /// Write the verdicts as JUnit XML to this file.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: CheckFormat,
+    /// Failing rows kept as evidence per rule.
+    #[arg(long, default_value_t = 5)]
+    evidence: usize,
+    /// Run to open in a log folder (default: the latest).
+    #[arg(long)]
+    run: Option<String>,
+    #[command(flatten)]
+    limits: Limits,
+    #[command(flatten)]
+    session: SessionArgs,
+}
+
+fn parse_param(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?}: a parameter is NAME=VALUE"))?;
+    let name = name.trim();
+    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return Err(format!(
+            "{name:?}: a parameter name is letters, digits and _"
+        ));
+    }
+    Ok((name.to_string(), value.to_string()))
+}
+
+/// `xprof-sql check`: the exit status (0, 1 or 2), or an error that made
+/// the whole check impossible (the caller exits 2 on it).
+pub async fn check(args: CheckArgs) -> AnyResult<i32> {
+    let CheckArgs {
+        inputs,
+        rules,
+        baseline,
+        params,
+        junit,
+        format,
+        evidence,
+        run,
+        limits,
+        session: settings,
+    } = args;
+    // The rules first: a typo fails before any profile is read.
+    let mut files = Vec::new();
+    for path in &rules {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        files.push((path.clone(), parse_rules(path, &text)?));
+    }
+    let mut all_inputs = inputs.clone();
+    all_inputs.extend(baseline.iter().cloned());
+    let mut session = new_session(&limits, &settings, &all_inputs).await?;
+    open_into(&mut session, &inputs, run.clone()).await?;
+    let mut values: BTreeMap<String, String> = BTreeMap::new();
+    values.insert("current".into(), trace_ids_since(&session, 0));
+    if !baseline.is_empty() {
+        let before = session.opened().len();
+        open_into(&mut session, &baseline, run).await?;
+        values.insert("baseline".into(), trace_ids_since(&session, before));
+    }
+    values.extend(params);
+    let mut reports = Vec::new();
+    for (path, rules) in &files {
+        reports.push(run_rules(&session, path, rules, &values, evidence).await);
+    }
+    if let Some(out) = &junit {
+        let name = out.file_name().unwrap_or_default().to_string_lossy();
+        let partial = out.with_file_name(format!(".{name}.partial"));
+        std::fs::write(&partial, junit_xml(&reports))
+            .and_then(|()| std::fs::rename(&partial, out))
+            .map_err(|e| format!("{}: {e}", out.display()))?;
+    }
+    match format {
+        CheckFormat::Table => print_table(&reports)?,
+        CheckFormat::Json => outln!(
+            "{}",
+            serde_json::to_string_pretty(&check_report_json(&reports))?
+        ),
+    }
+    Ok(reports
+        .iter()
+        .map(CheckReport::exit_code)
+        .max()
+        .unwrap_or(0))
+}
+
+fn print_table(reports: &[CheckReport]) -> AnyResult<()> {
+    let (mut passed, mut failed, mut errors) = (0, 0, 0);
+    for report in reports {
+        let (p, f, e) = report.counts();
+        passed += p;
+        failed += f;
+        errors += e;
+        for r in &report.results {
+            let place = format!("{}:{}", report.path.display(), r.rule.line);
+            match &r.status {
+                Status::Passed => outln!("PASS   {}  ({place})", r.rule.name),
+                Status::Failed => {
+                    outln!(
+                        "FAIL   {}  ({place}): {} failing row{}{}",
+                        r.rule.name,
+                        r.rows,
+                        if r.rows == 1 { "" } else { "s" },
+                        if r.rule.description.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" — {}", r.rule.description)
+                        }
+                    );
+                    for line in evidence_lines(&r.evidence) {
+                        outln!("         {line}");
+                    }
+                    let shown = r.evidence.iter().map(|b| b.num_rows()).sum::<usize>();
+                    if r.rows > shown {
+                        outln!("         … {} more", r.rows - shown);
+                    }
+                }
+                Status::Error(why) => outln!("ERROR  {}  {why}", r.rule.name),
+                _ => outln!("?      {}  ({place})", r.rule.name),
+            }
+        }
+    }
+    outln!(
+        "{} rules: {passed} passed, {failed} failed, {errors} could not run",
+        passed + failed + errors
+    );
+    Ok(())
+}
+
+/// The verdicts of `reports` as one JSON document, as `check --format
+/// json` prints it and Python's `xprof_sql.check` returns it: every rule
+/// (name, file, line, description, status `pass`/`fail`/`error`, rows,
+/// evidence rows as objects, error, seconds), the counts and the exit
+/// status.
+pub fn check_report_json(reports: &[CheckReport]) -> serde_json::Value {
+    use serde_json::json;
+    let rules: Vec<serde_json::Value> = reports
+        .iter()
+        .flat_map(|report| {
+            report.results.iter().map(move |r| {
+                let (status, error) = match &r.status {
+                    Status::Passed => ("pass", None),
+                    Status::Failed => ("fail", None),
+                    Status::Error(why) => ("error", Some(why.clone())),
+                    _ => ("unknown", None),
+                };
+                let evidence: Vec<serde_json::Value> =
+                    r.evidence.iter().flat_map(json_rows).collect();
+                json!({
+                    "name": r.rule.name,
+                    "file": report.path.display().to_string(),
+                    "line": r.rule.line,
+                    "description": r.rule.description,
+                    "status": status,
+                    "rows": r.rows,
+                    "evidence": evidence,
+                    "error": error,
+                    "seconds": r.seconds,
+                })
+            })
+        })
+        .collect();
+    let (mut passed, mut failed, mut errors) = (0, 0, 0);
+    for report in reports {
+        let (p, f, e) = report.counts();
+        passed += p;
+        failed += f;
+        errors += e;
+    }
+    json!({
+        "rules": rules,
+        "passed": passed,
+        "failed": failed,
+        "errors": errors,
+        "exit_code": reports.iter().map(CheckReport::exit_code).max().unwrap_or(0),
+    })
+}
+
+/// A batch's rows as JSON objects (NULL columns left out), through the
+/// plain types `query --format json` writes.
+fn json_rows(batch: &arrow::record_batch::RecordBatch) -> Vec<serde_json::Value> {
+    let mut buf = Vec::new();
+    let written = crate::output::plain_batch(batch).ok().and_then(|plain| {
+        let mut w = arrow::json::ArrayWriter::new(&mut buf);
+        w.write(&plain).ok()?;
+        w.finish().ok()
+    });
+    match written.and_then(|()| serde_json::from_slice(&buf).ok()) {
+        Some(serde_json::Value::Array(rows)) => rows,
+        _ => Vec::new(),
+    }
+}

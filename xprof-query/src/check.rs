@@ -1,0 +1,485 @@
+//! Profiles as performance tests: a rules file of named SQL checks, each a
+//! query that must return no rows (a row it returns is a failure, and the
+//! row is the evidence), run over a session, with verdicts and a JUnit
+//! report. `xprof-sql check` and Python's `xprof_sql.check` run it.
+//!
+//! A rules file is plain SQL. Each rule starts with a header comment
+//! `-- check: NAME`; further `--` lines right under it describe it; its
+//! query runs to the next header (a trailing `;` is dropped). Text before
+//! the first header is ignored (a file comment). `${NAME}` and
+//! `${NAME:default}` in a query are parameters, replaced by the values
+//! given (`--set NAME=VALUE`) or the default; `${current}` and
+//! `${baseline}` are the trace ids of the profiles checked and of the
+//! baseline (`'0,1'` style lists the `diff_*` functions take and an `IN
+//! (…)` reads). A parameter with no value is an error of its rule, never
+//! a pass.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use arrow::record_batch::RecordBatch;
+
+use crate::error::{QueryError, Result};
+use crate::session::ProfileSession;
+
+/// One named check of a rules file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    /// Its name (`-- check: NAME`).
+    pub name: String,
+    /// The `--` lines under the header, joined by a space.
+    pub description: String,
+    /// The 1-based line of its header in the file.
+    pub line: usize,
+    /// Its query as written, parameters not yet replaced.
+    pub sql: String,
+}
+
+/// How a rule came out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Status {
+    /// The query returned no rows.
+    Passed,
+    /// The query returned rows: the failure's evidence.
+    Failed,
+    /// The query could not run (bad SQL, a missing table or parameter):
+    /// the message says why.
+    Error(String),
+}
+
+/// A rule's verdict.
+#[derive(Debug, Clone)]
+pub struct RuleResult {
+    /// The rule.
+    pub rule: Rule,
+    /// Passed, failed or could not run.
+    pub status: Status,
+    /// Rows the query returned (0 unless it failed).
+    pub rows: usize,
+    /// The first failing rows, at most the evidence limit.
+    pub evidence: Vec<RecordBatch>,
+    /// Seconds the rule took.
+    pub seconds: f64,
+}
+
+impl RuleResult {
+    /// Whether the rule passed.
+    pub fn passed(&self) -> bool {
+        self.status == Status::Passed
+    }
+}
+
+/// The verdicts of a rules file.
+#[derive(Debug, Clone)]
+pub struct CheckReport {
+    /// The rules file.
+    pub path: PathBuf,
+    /// One result per rule, in file order.
+    pub results: Vec<RuleResult>,
+}
+
+impl CheckReport {
+    /// Rules that passed, failed and could not run.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let mut counts = (0, 0, 0);
+        for r in &self.results {
+            match r.status {
+                Status::Passed => counts.0 += 1,
+                Status::Failed => counts.1 += 1,
+                Status::Error(_) => counts.2 += 1,
+            }
+        }
+        counts
+    }
+
+    /// The process exit status `check` gives: 0 when every rule passed, 2
+    /// when a rule could not run, else 1 when a rule failed.
+    pub fn exit_code(&self) -> i32 {
+        match self.counts() {
+            (_, _, errors) if errors > 0 => 2,
+            (_, failed, _) if failed > 0 => 1,
+            _ => 0,
+        }
+    }
+}
+
+/// The rules of `text` (read from `path`, named in errors).
+pub fn parse_rules(path: &Path, text: &str) -> Result<Vec<Rule>> {
+    let mut rules: Vec<Rule> = Vec::new();
+    let mut in_header = false;
+    for (index, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if let Some(name) = trimmed
+            .strip_prefix("--")
+            .map(str::trim_start)
+            .and_then(|c| c.strip_prefix("check:"))
+        {
+            let name = name.trim();
+            if name.is_empty() || name.chars().any(char::is_whitespace) {
+                return Err(rules_error(
+                    path,
+                    index + 1,
+                    format!("a rule name is one word, got {name:?}"),
+                ));
+            }
+            if let Some(first) = rules.iter().find(|r| r.name == name) {
+                return Err(rules_error(
+                    path,
+                    index + 1,
+                    format!("rule {name} is already defined on line {}", first.line),
+                ));
+            }
+            rules.push(Rule {
+                name: name.to_string(),
+                description: String::new(),
+                line: index + 1,
+                sql: String::new(),
+            });
+            in_header = true;
+            continue;
+        }
+        let Some(rule) = rules.last_mut() else {
+            continue;
+        };
+        if in_header && let Some(comment) = trimmed.strip_prefix("--") {
+            if !rule.description.is_empty() {
+                rule.description.push(' ');
+            }
+            rule.description.push_str(comment.trim());
+            continue;
+        }
+        in_header = false;
+        rule.sql.push_str(line);
+        rule.sql.push('\n');
+    }
+    for rule in &mut rules {
+        let sql = rule.sql.trim().trim_end_matches(';').trim_end().to_string();
+        if sql.is_empty() {
+            return Err(rules_error(
+                path,
+                rule.line,
+                format!("rule {} has no query", rule.name),
+            ));
+        }
+        rule.sql = sql;
+    }
+    if rules.is_empty() {
+        return Err(rules_error(
+            path,
+            1,
+            "no rule: each starts with a `-- check: NAME` line above its query".into(),
+        ));
+    }
+    Ok(rules)
+}
+
+fn rules_error(path: &Path, line: usize, what: String) -> QueryError {
+    QueryError::Inputs(format!("{}:{line}: {what}", path.display()))
+}
+
+/// `sql` with its `${NAME}` and `${NAME:default}` parameters replaced by
+/// `params` (or the default); the name of the first one with no value is
+/// the error.
+pub fn substitute(sql: &str, params: &BTreeMap<String, String>) -> Result<String, String> {
+    let mut out = String::with_capacity(sql.len());
+    let mut rest = sql;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let Some(end) = after.find('}') else {
+            return Err("a `${` with no closing `}`".into());
+        };
+        let inside = &after[..end];
+        let (name, default) = match inside.split_once(':') {
+            Some((n, d)) => (n.trim(), Some(d)),
+            None => (inside.trim(), None),
+        };
+        match params.get(name).map(String::as_str).or(default) {
+            Some(value) => out.push_str(value),
+            None => {
+                return Err(format!(
+                    "parameter ${{{name}}} has no value (give it with --set {name}=VALUE{})",
+                    if name == "baseline" {
+                        ", or profiles with --baseline"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Runs every rule of `rules` (from `path`) over `session` with
+/// `params`, keeping at most `evidence_rows` failing rows of each.
+pub async fn run_rules(
+    session: &ProfileSession,
+    path: &Path,
+    rules: &[Rule],
+    params: &BTreeMap<String, String>,
+    evidence_rows: usize,
+) -> CheckReport {
+    let mut results = Vec::with_capacity(rules.len());
+    for rule in rules {
+        let started = Instant::now();
+        let outcome = match substitute(&rule.sql, params) {
+            Err(why) => Err(why),
+            Ok(sql) => run_one(session, &sql, evidence_rows)
+                .await
+                .map_err(|e| e.to_string()),
+        };
+        let (status, rows, evidence) = match outcome {
+            Ok((0, _)) => (Status::Passed, 0, Vec::new()),
+            Ok((rows, evidence)) => (Status::Failed, rows, evidence),
+            Err(why) => (
+                Status::Error(format!(
+                    "{}:{}: rule {}: {why}",
+                    path.display(),
+                    rule.line,
+                    rule.name
+                )),
+                0,
+                Vec::new(),
+            ),
+        };
+        results.push(RuleResult {
+            rule: rule.clone(),
+            status,
+            rows,
+            evidence,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+    }
+    CheckReport {
+        path: path.to_path_buf(),
+        results,
+    }
+}
+
+/// The row count of `sql` and its first `keep` rows.
+async fn run_one(
+    session: &ProfileSession,
+    sql: &str,
+    keep: usize,
+) -> Result<(usize, Vec<RecordBatch>)> {
+    let batches = session.collect(sql).await?;
+    let rows = batches.iter().map(RecordBatch::num_rows).sum();
+    let mut evidence = Vec::new();
+    let mut left = keep;
+    for b in batches {
+        if left == 0 {
+            break;
+        }
+        let take = b.num_rows().min(left);
+        evidence.push(b.slice(0, take));
+        left -= take;
+    }
+    Ok((rows, evidence))
+}
+
+/// Evidence rows as text, one line per row (`col=value, …`).
+pub fn evidence_lines(evidence: &[RecordBatch]) -> Vec<String> {
+    use arrow::util::display::{ArrayFormatter, FormatOptions};
+    let options = FormatOptions::default().with_null("NULL");
+    let mut lines = Vec::new();
+    for b in evidence {
+        let schema = b.schema();
+        let formatters: Vec<_> = b
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
+            .collect();
+        for row in 0..b.num_rows() {
+            let cells: Vec<String> = schema
+                .fields()
+                .iter()
+                .zip(&formatters)
+                .map(|(f, fmt)| match fmt {
+                    Ok(fmt) => format!("{}={}", f.name(), fmt.value(row)),
+                    Err(_) => format!("{}=?", f.name()),
+                })
+                .collect();
+            lines.push(cells.join(", "));
+        }
+    }
+    lines
+}
+
+/// The report as JUnit XML (the `testsuites` form CI systems read): one
+/// test suite per rules file, one test case per rule; a failed rule is a
+/// `<failure>` holding its evidence rows, a rule that could not run an
+/// `<error>`.
+pub fn junit_xml(reports: &[CheckReport]) -> String {
+    let mut tests = 0;
+    let mut failures = 0;
+    let mut errors = 0;
+    let mut seconds = 0.0;
+    let mut suites = String::new();
+    for report in reports {
+        let (_, failed, errored) = report.counts();
+        let time: f64 = report.results.iter().map(|r| r.seconds).sum();
+        tests += report.results.len();
+        failures += failed;
+        errors += errored;
+        seconds += time;
+        let suite = report
+            .path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "rules".into());
+        suites.push_str(&format!(
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failed}\" errors=\"{errored}\" skipped=\"0\" time=\"{time:.3}\" file=\"{}\">\n",
+            xml(&suite),
+            report.results.len(),
+            xml(&report.path.display().to_string()),
+        ));
+        for r in &report.results {
+            suites.push_str(&format!(
+                "    <testcase name=\"{}\" classname=\"{}\" file=\"{}\" line=\"{}\" time=\"{:.3}\"",
+                xml(&r.rule.name),
+                xml(&suite),
+                xml(&report.path.display().to_string()),
+                r.rule.line,
+                r.seconds
+            ));
+            match &r.status {
+                Status::Passed => suites.push_str("/>\n"),
+                Status::Failed => {
+                    let lines = evidence_lines(&r.evidence);
+                    let mut text = lines.join("\n");
+                    if r.rows > lines.len() {
+                        text.push_str(&format!("\n… {} rows in all", r.rows));
+                    }
+                    suites.push_str(&format!(
+                        ">\n      <failure message=\"{} failing rows{}\" type=\"rows\">{}</failure>\n    </testcase>\n",
+                        r.rows,
+                        if r.rule.description.is_empty() {
+                            String::new()
+                        } else {
+                            format!(": {}", xml(&r.rule.description))
+                        },
+                        xml(&text)
+                    ));
+                }
+                Status::Error(why) => suites.push_str(&format!(
+                    ">\n      <error message=\"{}\" type=\"cannot_run\">{}</error>\n    </testcase>\n",
+                    xml(why),
+                    xml(why)
+                )),
+            }
+        }
+        suites.push_str("  </testsuite>\n");
+    }
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"xprof-sql check\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{seconds:.3}\">\n{suites}</testsuites>\n"
+    )
+}
+
+/// `s` escaped for XML text and attributes; characters XML 1.0 cannot
+/// hold become U+FFFD.
+fn xml(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_split_at_their_headers_with_lines_and_descriptions() {
+        let text = "-- my checks\n\n-- check: first\n-- p90 under 12 ms\nSELECT 1 WHERE false;\n\n--check:second\nSELECT *\nFROM t -- trailing\n;\n";
+        let rules = parse_rules(Path::new("r.sql"), text).unwrap();
+        assert_eq!(rules.len(), 2);
+        assert_eq!(
+            (
+                rules[0].name.as_str(),
+                rules[0].line,
+                rules[0].description.as_str()
+            ),
+            ("first", 3, "p90 under 12 ms")
+        );
+        assert_eq!(rules[0].sql, "SELECT 1 WHERE false");
+        assert_eq!(rules[1].line, 7);
+        assert_eq!(rules[1].sql, "SELECT *\nFROM t -- trailing");
+        let e = parse_rules(Path::new("r.sql"), "SELECT 1").unwrap_err();
+        assert!(e.to_string().starts_with("r.sql:1: no rule"), "{e}");
+        let e = parse_rules(
+            Path::new("r.sql"),
+            "-- check: a\nSELECT 1\n-- check: a\nSELECT 2",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "r.sql:3: rule a is already defined on line 1"
+        );
+        let e = parse_rules(Path::new("r.sql"), "-- check: a\n-- check: b\nSELECT 1").unwrap_err();
+        assert_eq!(e.to_string(), "r.sql:1: rule a has no query");
+    }
+
+    #[test]
+    fn parameters_take_values_then_defaults_and_name_the_missing_one() {
+        let params = BTreeMap::from([("floor".to_string(), "70".to_string())]);
+        assert_eq!(
+            substitute("x < ${floor} AND y < ${ceiling:5}", &params).unwrap(),
+            "x < 70 AND y < 5"
+        );
+        let e = substitute("diff_hlo_stats('${baseline}', '${current}')", &params).unwrap_err();
+        assert!(
+            e.contains("${baseline} has no value") && e.contains("--baseline"),
+            "{e}"
+        );
+        assert!(substitute("${open", &params).is_err());
+    }
+
+    #[test]
+    fn junit_escapes_and_counts() {
+        let rule = |name: &str| Rule {
+            name: name.into(),
+            description: "a < b".into(),
+            line: 3,
+            sql: "SELECT 1".into(),
+        };
+        let report = CheckReport {
+            path: PathBuf::from("rules.sql"),
+            results: vec![
+                RuleResult {
+                    rule: rule("ok"),
+                    status: Status::Passed,
+                    rows: 0,
+                    evidence: vec![],
+                    seconds: 0.5,
+                },
+                RuleResult {
+                    rule: rule("bad&"),
+                    status: Status::Error("no table \"x\" <here>".into()),
+                    rows: 0,
+                    evidence: vec![],
+                    seconds: 0.25,
+                },
+            ],
+        };
+        assert_eq!(report.exit_code(), 2);
+        let x = junit_xml(&[report]);
+        assert!(x.contains("tests=\"2\" failures=\"0\" errors=\"1\""), "{x}");
+        assert!(x.contains("name=\"bad&amp;\""), "{x}");
+        assert!(x.contains("no table &quot;x&quot; &lt;here&gt;"), "{x}");
+    }
+}
