@@ -583,7 +583,8 @@ mod tests {
             ctx.sql(&sql).await.unwrap().collect().await.unwrap();
         }
         std::os::unix::fs::symlink(outside.join("t.parquet"), root.join("link.parquet")).unwrap();
-        let confinement = Confinement::new(&[root.clone()], &tmp.path().join("work")).unwrap();
+        let confinement =
+            Confinement::new(std::slice::from_ref(&root), &tmp.path().join("work")).unwrap();
         let scan = |path: PathBuf| {
             let ctx = ctx.clone();
             async move {
