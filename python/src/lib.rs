@@ -773,24 +773,13 @@ fn check(
         ..Default::default()
     };
     let done = run_cancellable(py, &runtime, async move {
-        let ids = |session: &ProfileSession, before: usize| {
-            session.opened()[before..]
-                .iter()
-                .flat_map(|o| match o {
-                    xprof_sql::query::Opened::Converted(c) => vec![c.trace_id],
-                    xprof_sql::query::Opened::Dataset { trace_ids, .. } => trace_ids.clone(),
-                })
-                .map(|id| id.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        };
         session.open(&inputs, &open).await?;
         let mut values = std::collections::BTreeMap::new();
-        values.insert("current".to_string(), ids(&session, 0));
+        values.insert("current".to_string(), session.trace_ids_since(0));
         if !baseline.is_empty() {
             let before = session.opened().len();
             session.open(&baseline, &open).await?;
-            values.insert("baseline".to_string(), ids(&session, before));
+            values.insert("baseline".to_string(), session.trace_ids_since(before));
         }
         values.extend(params);
         let mut reports = Vec::new();

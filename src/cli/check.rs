@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use crate::query::check::{CheckReport, Status, evidence_lines, junit_xml, parse_rules, run_rules};
 
-use crate::cli::query::{SessionArgs, new_session, open_into, trace_ids_since};
+use crate::cli::query::{SessionArgs, new_session, open_into};
 use crate::cli::{AnyResult, Limits, outln};
 
 /// `check`'s output formats.
@@ -96,11 +96,11 @@ pub async fn check(args: CheckArgs) -> AnyResult<i32> {
     let mut session = new_session(&limits, &settings, &all_inputs).await?;
     open_into(&mut session, &inputs, run.clone()).await?;
     let mut values: BTreeMap<String, String> = BTreeMap::new();
-    values.insert("current".into(), trace_ids_since(&session, 0));
+    values.insert("current".into(), session.trace_ids_since(0));
     if !baseline.is_empty() {
         let before = session.opened().len();
         open_into(&mut session, &baseline, run).await?;
-        values.insert("baseline".into(), trace_ids_since(&session, before));
+        values.insert("baseline".into(), session.trace_ids_since(before));
     }
     values.extend(params);
     let mut reports = Vec::new();
@@ -128,13 +128,17 @@ pub async fn check(args: CheckArgs) -> AnyResult<i32> {
         .unwrap_or(0))
 }
 
+/// Rules passed, failed and that could not run, over every file.
+fn totals(reports: &[CheckReport]) -> (usize, usize, usize) {
+    reports
+        .iter()
+        .map(CheckReport::counts)
+        .fold((0, 0, 0), |t, c| (t.0 + c.0, t.1 + c.1, t.2 + c.2))
+}
+
 fn print_table(reports: &[CheckReport]) -> AnyResult<()> {
-    let (mut passed, mut failed, mut errors) = (0, 0, 0);
+    let (passed, failed, errors) = totals(reports);
     for report in reports {
-        let (p, f, e) = report.counts();
-        passed += p;
-        failed += f;
-        errors += e;
         for r in &report.results {
             let place = format!("{}:{}", report.path.display(), r.rule.line);
             match &r.status {
@@ -204,13 +208,7 @@ pub fn check_report_json(reports: &[CheckReport]) -> serde_json::Value {
             })
         })
         .collect();
-    let (mut passed, mut failed, mut errors) = (0, 0, 0);
-    for report in reports {
-        let (p, f, e) = report.counts();
-        passed += p;
-        failed += f;
-        errors += e;
-    }
+    let (passed, failed, errors) = totals(reports);
     json!({
         "rules": rules,
         "passed": passed,

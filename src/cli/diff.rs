@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::output::OutputFormat;
 use crate::query::diff::{DIFFS, Verdict};
 
-use crate::cli::query::{SessionArgs, new_session, open_into, trace_ids_since};
+use crate::cli::query::{SessionArgs, new_session, open_into};
 use crate::cli::{AnyResult, Limits, outln, run_sql};
 
 /// `diff`'s arguments.
@@ -70,7 +70,7 @@ pub async fn diff(args: DiffArgs) -> AnyResult<()> {
             for input in [first, second] {
                 let before = session.opened().len();
                 open_into(&mut session, std::slice::from_ref(input), run.clone()).await?;
-                side_ids.push(trace_ids_since(&session, before));
+                side_ids.push(session.trace_ids_since(before));
             }
             let b = side_ids.pop().expect("two sides");
             let a = side_ids.pop().expect("two sides");

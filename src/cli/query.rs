@@ -175,20 +175,6 @@ pub async fn new_session(
     Ok(ProfileSession::with_limits(options)?)
 }
 
-/// The trace ids of what was opened into `session` after its first
-/// `before` inputs, as the side list the `diff_*` functions take (`0,1`).
-pub fn trace_ids_since(session: &ProfileSession, before: usize) -> String {
-    session.opened()[before..]
-        .iter()
-        .flat_map(|o| match o {
-            crate::query::Opened::Converted(c) => vec![c.trace_id],
-            crate::query::Opened::Dataset { trace_ids, .. } => trace_ids.clone(),
-        })
-        .map(|id| id.to_string())
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 /// Opens `inputs` into `session`, with progress bars at a terminal and a
 /// warning line per input whose converter dropped or repaired something.
 pub async fn open_into(

@@ -377,3 +377,93 @@ async fn region_entries_export_as_slices_nested_in_their_kernel() {
         assert!(arg_names.contains(arg), "{arg} in {arg_names:?}");
     }
 }
+
+/// `--counters`: every counter sample of the selected events' devices
+/// within the selection's span is in the Perfetto file with its name, time
+/// and value, and nothing else is. The expected samples are filtered here
+/// from the whole `counters` and `events` tables, not by the export's SQL.
+#[tokio::test]
+async fn counter_values_export_as_the_counters_table_holds_them() {
+    let input = fixture("tpu/synthetic_capture.xplane.pb");
+    let session = open(std::slice::from_ref(&input)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("c.pftrace");
+    let options = ExportOptions {
+        format: ExportFormat::Perfetto,
+        counters: true,
+    };
+    let selection = "SELECT trace_id, event_id FROM events WHERE dur_ps > 0";
+    let summary = export(&session, selection, &out, &options).await.unwrap();
+    // The selection's devices and span, then the counters inside them.
+    let events = query_rows_of(
+        &session,
+        "SELECT t.device_id, e.ts_ps, e.dur_ps FROM events e \
+         JOIN tracks t USING (trace_id, track_id) WHERE e.dur_ps > 0",
+    )
+    .await;
+    let devices: std::collections::BTreeSet<i64> =
+        events.iter().map(|r| i(r, "device_id")).collect();
+    let lo = events.iter().map(|r| i(r, "ts_ps")).min().unwrap();
+    let hi = events
+        .iter()
+        .map(|r| i(r, "ts_ps") + i(r, "dur_ps"))
+        .max()
+        .unwrap();
+    // Values read from Arrow as they are (JSON text does not round-trip
+    // every double's last bit).
+    let counters = session
+        .collect(
+            "SELECT CAST(t.device_id AS BIGINT) AS device_id, CAST(c.name AS VARCHAR) AS name, \
+             c.ts_ps, c.value FROM counters c JOIN tracks t USING (trace_id, track_id)",
+        )
+        .await
+        .unwrap();
+    let mut want: BTreeMap<(String, u64, u64), usize> = BTreeMap::new();
+    for b in &counters {
+        use arrow::array::AsArray;
+        use arrow::datatypes::{Float64Type, Int64Type};
+        let device = b.column(0).as_primitive::<Int64Type>();
+        let name = arrow::compute::cast(b.column(1), &arrow::datatypes::DataType::Utf8).unwrap();
+        let name = name.as_string::<i32>();
+        let ts = b.column(2).as_primitive::<Int64Type>();
+        let value = b.column(3).as_primitive::<Float64Type>();
+        for k in 0..b.num_rows() {
+            if devices.contains(&device.value(k)) && (lo..=hi).contains(&ts.value(k)) {
+                *want
+                    .entry((
+                        name.value(k).to_string(),
+                        perfetto::ps_to_ns(ts.value(k)),
+                        value.value(k).to_bits(),
+                    ))
+                    .or_default() += 1;
+            }
+        }
+    }
+    assert!(want.values().sum::<usize>() > 100, "{want:?}");
+    let trace = Trace::decode(std::fs::read(&out).unwrap().as_slice()).unwrap();
+    let names: BTreeMap<u64, String> = trace
+        .packet
+        .iter()
+        .filter_map(|p| {
+            let d = p.track_descriptor.as_ref()?;
+            d.counter.as_ref()?;
+            Some((d.uuid?, d.name.clone()?))
+        })
+        .collect();
+    let mut got: BTreeMap<(String, u64, u64), usize> = BTreeMap::new();
+    for p in &trace.packet {
+        let Some(e) = &p.track_event else { continue };
+        if e.r#type != Some(perfetto::TYPE_COUNTER) {
+            continue;
+        }
+        let name = names[&e.track_uuid.unwrap()].clone();
+        let value = e.double_counter_value.unwrap();
+        *got.entry((name, p.timestamp.unwrap(), value.to_bits()))
+            .or_default() += 1;
+    }
+    assert_eq!(got, want);
+    assert_eq!(
+        summary.counter_samples as usize,
+        want.values().sum::<usize>()
+    );
+}

@@ -223,6 +223,21 @@ impl ProfileSession {
         self.inputs.opened()
     }
 
+    /// The trace ids of what was opened after the first `before` inputs
+    /// of [`Self::opened`], as the side list the `diff_*` functions take
+    /// (`0,1`): one side of a comparison opened input by input.
+    pub fn trace_ids_since(&self, before: usize) -> String {
+        self.opened()[before.min(self.opened().len())..]
+            .iter()
+            .flat_map(|o| match o {
+                Opened::Converted(c) => vec![c.trace_id],
+                Opened::Dataset { trace_ids, .. } => trace_ids.clone(),
+            })
+            .map(|id| id.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
     /// Plans one SQL statement. In a read-only session the statement is
     /// checked first ([`crate::read_only::check_read_only`]) and planned
     /// with DDL, DML and statements denied.
