@@ -27,10 +27,12 @@ def cli_rows(sql):
 tables = ["traces", "devices", "device_args", "tracks", "events", "event_args",
           "event_metadata", "metadata_args", "stat_metadata", "counters", "flows", "hlo_ops",
           "hlo_instructions", "llo_programs", "llo_regions", "llo_bundle_units",
-          "llo_program_instructions", "llo_allocations", "llo_dump_bundles", "llo_dump_ops",
+          "llo_program_instructions", "llo_allocations", "llo_register_live_ranges",
+          "llo_register_pressure", "llo_bdi_stalls", "llo_bundle_sources", "llo_target_info",
+          "llo_dump_bundles", "llo_dump_ops",
           "llo_dump_bundle_units", "llo_dump_schedule", "llo_dump_allocations",
           "profile_nodes", "node_metrics"]
-SCHEMA_VERSION = b"5"  # xprof_format::SCHEMA_VERSION
+SCHEMA_VERSION = b"6"  # xprof_format::SCHEMA_VERSION
 counts = {}
 for t in tables:
     files = sorted((root / t).glob("*.parquet"))

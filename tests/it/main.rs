@@ -29,6 +29,7 @@ mod limits;
 mod llo;
 mod llo_capture;
 mod llo_dump;
+mod llo_static;
 mod oracles;
 mod report;
 mod safe_mode;

@@ -24,7 +24,11 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 /// 5: `llo_dump_bundles` keeps every bundle of a compiler dump: `address`
 /// and `ops` are nullable (an address past 64 bits, a bundle that cannot
 /// be read), and `line`, `regions_empty` and `unread_text` are added.
-pub const SCHEMA_VERSION: i32 = 5;
+///
+/// 6: the rest of XProf's static LLO analysis as tables:
+/// `llo_register_live_ranges`, `llo_register_pressure`, `llo_bdi_stalls`,
+/// `llo_bundle_sources` and `llo_target_info`.
+pub const SCHEMA_VERSION: i32 = 6;
 
 /// Parquet key-value metadata key holding [`SCHEMA_VERSION`].
 pub const SCHEMA_VERSION_KEY: &str = "xprof_sql.schema_version";
@@ -190,6 +194,16 @@ pub enum Table {
     LloProgramInstructions,
     /// Buffer allocations of LLO programs.
     LloAllocations,
+    /// Register live ranges of LLO programs.
+    LloRegisterLiveRanges,
+    /// Live registers per bundle of LLO programs.
+    LloRegisterPressure,
+    /// Stall codes in LLO instruction comments.
+    LloBdiStalls,
+    /// Source lines of each bundle of LLO programs.
+    LloBundleSources,
+    /// Compile targets of LLO programs.
+    LloTargetInfo,
     /// Bundles of an LLO compiler dump.
     LloDumpBundles,
     /// Ops of an LLO compiler dump.
@@ -208,7 +222,7 @@ pub enum Table {
 
 impl Table {
     /// Every table, in documentation order.
-    pub const ALL: [Table; 25] = [
+    pub const ALL: [Table; 30] = [
         Table::Traces,
         Table::Devices,
         Table::DeviceArgs,
@@ -227,6 +241,11 @@ impl Table {
         Table::LloBundleUnits,
         Table::LloProgramInstructions,
         Table::LloAllocations,
+        Table::LloRegisterLiveRanges,
+        Table::LloRegisterPressure,
+        Table::LloBdiStalls,
+        Table::LloBundleSources,
+        Table::LloTargetInfo,
         Table::LloDumpBundles,
         Table::LloDumpOps,
         Table::LloDumpBundleUnits,
@@ -257,6 +276,11 @@ impl Table {
             Table::LloBundleUnits => &LLO_BUNDLE_UNITS,
             Table::LloProgramInstructions => &LLO_PROGRAM_INSTRUCTIONS,
             Table::LloAllocations => &LLO_ALLOCATIONS,
+            Table::LloRegisterLiveRanges => &LLO_REGISTER_LIVE_RANGES,
+            Table::LloRegisterPressure => &LLO_REGISTER_PRESSURE,
+            Table::LloBdiStalls => &LLO_BDI_STALLS,
+            Table::LloBundleSources => &LLO_BUNDLE_SOURCES,
+            Table::LloTargetInfo => &LLO_TARGET_INFO,
             Table::LloDumpBundles => &LLO_DUMP_BUNDLES,
             Table::LloDumpOps => &LLO_DUMP_OPS,
             Table::LloDumpBundleUnits => &LLO_DUMP_BUNDLE_UNITS,
@@ -1417,6 +1441,205 @@ pub static LLO_ALLOCATIONS: TableDef = TableDef {
             ),
             col("is_virtual", Boolean, false, "Virtual."),
             col("is_remote", Boolean, false, "Remote."),
+        ],
+    ),
+};
+
+/// `llo_register_live_ranges`.
+pub static LLO_REGISTER_LIVE_RANGES: TableDef = TableDef {
+    name: "llo_register_live_ranges",
+    doc: "One row per register live range of each LLO program (static), as XProf's `get_llo_dump_analysis --mode=register_pressure` builds them: an instruction that defines a register (register type set, register not negative) opens a range at its bundle (0 when unscheduled), which ends at the latest bundle of an instruction using it as an operand, never before it starts. XProf's `total_live_ranges` is the row count.",
+    sort_by: &["device_id", "metadata_id"],
+    columns: &concat::<4, 5, 9>(
+        LLO_KEY,
+        [
+            col(
+                "instruction_id",
+                Int64,
+                false,
+                "The defining instruction (`llo_program_instructions.instruction_id`); of instructions with the same id, the last in program order.",
+            ),
+            col(
+                "register_type",
+                Utf8,
+                false,
+                "`PREG`, `SREG`, `VMREG`, `VREG`, `RPREG`, `DREG` or `CBREG`.",
+            ),
+            col("register", Int32, false, "Register number."),
+            col(
+                "start_bundle",
+                Int64,
+                false,
+                "First bundle the register is live in.",
+            ),
+            col(
+                "end_bundle",
+                Int64,
+                false,
+                "Last bundle it is live in (inclusive): the latest bundle of its users, or `start_bundle`.",
+            ),
+        ],
+    ),
+};
+
+/// `llo_register_pressure`.
+pub static LLO_REGISTER_PRESSURE: TableDef = TableDef {
+    name: "llo_register_pressure",
+    doc: "Live registers of each type in each bundle of an LLO program (static): the `llo_register_live_ranges` covering the bundle, one row per bundle and register type that has any. XProf's `peak_by_register_type` is `max(live)` by type, and its `hottest_bundles` the 15 bundles of highest `sum(live)` (ties to the lower bundle).",
+    sort_by: &["device_id", "metadata_id"],
+    columns: &concat::<4, 4, 8>(
+        LLO_KEY,
+        [
+            col("bundle", Int64, false, "Bundle."),
+            col(
+                "register_type",
+                Utf8,
+                false,
+                "Register type, as in `llo_register_live_ranges`.",
+            ),
+            col(
+                "live",
+                Int64,
+                false,
+                "Live ranges of that type covering the bundle (at least 1).",
+            ),
+            col(
+                "region_id",
+                Int64,
+                true,
+                "The region holding the bundle, as `llo_bundle_units.region_id`; NULL for a bundle past the program's.",
+            ),
+        ],
+    ),
+};
+
+/// `llo_bdi_stalls`.
+pub static LLO_BDI_STALLS: TableDef = TableDef {
+    name: "llo_bdi_stalls",
+    doc: "Stall codes the compiler wrote in LLO instruction comments (static), as XProf's `get_llo_dump_analysis --mode=bdi_stalls` reads them: after the first `bdi:` of the comment, up to a space, each comma-separated part's text before `:`, kept when it is `A`, `B`, `F`, `H`, `O` or `R`, once per instruction. One row per code of each annotated instruction; XProf's `code_histogram` is `count(*)` by code and `total_annotated_instructions` the distinct instructions.",
+    sort_by: &["device_id", "metadata_id"],
+    columns: &concat::<4, 6, 10>(
+        LLO_KEY,
+        [
+            col("instruction_id", Int64, false, "The annotated instruction."),
+            col(
+                "bundle",
+                Int64,
+                true,
+                "Its bundle; NULL when unscheduled (XProf prints 0).",
+            ),
+            col(
+                "code",
+                Utf8,
+                false,
+                "The stall code: `A`, `B`, `F`, `H`, `O` or `R`.",
+            ),
+            col(
+                "position",
+                Int32,
+                false,
+                "The code's place among the instruction's codes, from 1 (XProf's `codes` order).",
+            ),
+            col("comment", Utf8, false, "The whole comment."),
+            col(
+                "region_id",
+                Int64,
+                true,
+                "The region whose members hold the instruction.",
+            ),
+        ],
+    ),
+};
+
+/// `llo_bundle_sources`.
+pub static LLO_BUNDLE_SOURCES: TableDef = TableDef {
+    name: "llo_bundle_sources",
+    doc: "The source lines of the instructions scheduled in each bundle of an LLO program (static): XProf's `get_llo_dump_analysis --mode=source_for_bundle --bundle=N` for every bundle at once. One row per bundle and source; a bundle whose instructions carry no provenance has none.",
+    sort_by: &["device_id", "metadata_id"],
+    columns: &concat::<4, 6, 10>(
+        LLO_KEY,
+        [
+            col("bundle", Int64, false, "Bundle."),
+            col(
+                "source",
+                Utf8,
+                false,
+                "`file:line` as XProf prints it (`file` alone when the line is written as 0): the last frame of the instruction's source-map entry.",
+            ),
+            col("source_file", Utf8, false, "The file."),
+            col(
+                "source_line",
+                Int64,
+                true,
+                "The line; NULL when written as 0.",
+            ),
+            col(
+                "instructions",
+                Int64,
+                false,
+                "Instructions of the bundle with this source.",
+            ),
+            col(
+                "region_id",
+                Int64,
+                true,
+                "The region holding the bundle, as `llo_bundle_units.region_id`.",
+            ),
+        ],
+    ),
+};
+
+/// `llo_target_info`.
+pub static LLO_TARGET_INFO: TableDef = TableDef {
+    name: "llo_target_info",
+    doc: "The target each LLO program was compiled for (`llo_proto` field 7; XProf's `get_llo_dump_analysis --mode=target_info` key fields): one row per program that carries it. The topology columns are NULL when the payload has no topology (XProf then prints only the replica count and reserved HBM).",
+    sort_by: &["device_id", "metadata_id"],
+    columns: &concat::<4, 13, 17>(
+        LLO_KEY,
+        [
+            col("replica_count", Int64, false, "Replicas (`replica_count`)."),
+            col(
+                "reserved_hbm_usage_bytes",
+                Int64,
+                false,
+                "HBM bytes reserved (`reserved_hbm_usage_bytes`).",
+            ),
+            col(
+                "chip_config_name",
+                Utf8,
+                true,
+                "Chip configuration (`megachip_tccontrol` on a real v6e capture).",
+            ),
+            col("platform_type", Int32, true, "Platform type, as written."),
+            col(
+                "variant",
+                Int32,
+                true,
+                "Chip variant, as written (XProf does not print it).",
+            ),
+            col(
+                "enhanced_barrier_enabled",
+                Boolean,
+                true,
+                "Enhanced barrier.",
+            ),
+            col(
+                "chips_per_host_x",
+                Int32,
+                true,
+                "Chips per host along x (`chips_per_host_bounds`).",
+            ),
+            col("chips_per_host_y", Int32, true, "Along y."),
+            col("chips_per_host_z", Int32, true, "Along z."),
+            col("host_x", Int32, true, "Hosts along x (`host_bounds`)."),
+            col("host_y", Int32, true, "Along y."),
+            col("host_z", Int32, true, "Along z."),
+            col(
+                "bounds",
+                Utf8,
+                true,
+                "XProf's text of both bounds, `chips x=2, y=2, z=1; hosts x=1, y=1, z=1` (each part only when present).",
+            ),
         ],
     ),
 };

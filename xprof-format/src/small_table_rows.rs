@@ -58,6 +58,15 @@ impl Cell for bool {
     }
 }
 
+impl Cell for Option<bool> {
+    fn append(&self, b: &mut TableBuilder, col: usize, _: &mut Interner) {
+        match b.column_mut(col) {
+            ColumnBuilder::Boolean(c) => c.append_option(*self),
+            _ => mismatch(b, col, "bool"),
+        }
+    }
+}
+
 impl Cell for Option<u64> {
     fn append(&self, b: &mut TableBuilder, col: usize, _: &mut Interner) {
         match b.column_mut(col) {
@@ -606,6 +615,90 @@ table_row! {
 }
 
 table_row! {
+    /// One row of `llo_register_live_ranges`.
+    LloRegisterLiveRangeRow<'a> => LloRegisterLiveRanges {
+        trace_id: i32,
+        device_id: i32,
+        metadata_id: i64,
+        hlo_op: &'a str,
+        instruction_id: i64,
+        register_type: &'a str,
+        register: i32,
+        start_bundle: i64,
+        end_bundle: i64,
+    }
+}
+
+table_row! {
+    /// One row of `llo_register_pressure`.
+    LloRegisterPressureRow<'a> => LloRegisterPressure {
+        trace_id: i32,
+        device_id: i32,
+        metadata_id: i64,
+        hlo_op: &'a str,
+        bundle: i64,
+        register_type: &'a str,
+        live: i64,
+        region_id: Option<i64>,
+    }
+}
+
+table_row! {
+    /// One row of `llo_bdi_stalls`.
+    LloBdiStallRow<'a> => LloBdiStalls {
+        trace_id: i32,
+        device_id: i32,
+        metadata_id: i64,
+        hlo_op: &'a str,
+        instruction_id: i64,
+        bundle: Option<i64>,
+        code: &'a str,
+        position: i32,
+        comment: &'a str,
+        region_id: Option<i64>,
+    }
+}
+
+table_row! {
+    /// One row of `llo_bundle_sources`.
+    LloBundleSourceRow<'a> => LloBundleSources {
+        trace_id: i32,
+        device_id: i32,
+        metadata_id: i64,
+        hlo_op: &'a str,
+        bundle: i64,
+        source: &'a str,
+        source_file: &'a str,
+        source_line: Option<i64>,
+        instructions: i64,
+        region_id: Option<i64>,
+    }
+}
+
+table_row! {
+    /// One row of `llo_target_info`.
+    LloTargetInfoRow<'a> => LloTargetInfo {
+        trace_id: i32,
+        device_id: i32,
+        metadata_id: i64,
+        hlo_op: &'a str,
+        replica_count: i64,
+        reserved_hbm_usage_bytes: i64,
+        chip_config_name: Option<&'a str>,
+        platform_type: Option<i32>,
+        variant: Option<i32>,
+        enhanced_barrier_enabled: Option<bool>,
+        chips_per_host_x: Option<i32>,
+        chips_per_host_y: Option<i32>,
+        chips_per_host_z: Option<i32>,
+        host_x: Option<i32>,
+        host_y: Option<i32>,
+        host_z: Option<i32>,
+        bounds: Option<&'a str>,
+    }
+}
+
+table_row! {
     /// One row of `llo_dump_bundles`.
     LloDumpBundleRow<'a> => LloDumpBundles {
         trace_id: i32,
@@ -764,6 +857,20 @@ mod tests {
             fix(LloAllocationRow::columns()),
             name(Table::LloAllocations)
         );
+        assert_eq!(
+            fix(LloRegisterLiveRangeRow::columns()),
+            name(Table::LloRegisterLiveRanges)
+        );
+        assert_eq!(
+            fix(LloRegisterPressureRow::columns()),
+            name(Table::LloRegisterPressure)
+        );
+        assert_eq!(fix(LloBdiStallRow::columns()), name(Table::LloBdiStalls));
+        assert_eq!(
+            fix(LloBundleSourceRow::columns()),
+            name(Table::LloBundleSources)
+        );
+        assert_eq!(fix(LloTargetInfoRow::columns()), name(Table::LloTargetInfo));
         assert_eq!(
             fix(LloDumpBundleRow::columns()),
             name(Table::LloDumpBundles)

@@ -42,7 +42,7 @@ use std::collections::BTreeMap;
 use crate::xspace_proto::{XEvent, XSpace, x_stat};
 use prost::Message;
 
-use crate::llo_proto::{kernel_proto, small_fusion_proto};
+use crate::llo_proto::{kernel_proto, small_fusion_proto, static_cases_proto};
 use crate::plane::{PlaneBuilder, event, line};
 
 pub use crate::llo_capture_truth::{
@@ -515,4 +515,19 @@ pub fn capture_space(spec: &CaptureSpec) -> (XSpace, CaptureTruth) {
 pub fn capture_space_bytes(spec: &CaptureSpec) -> (Vec<u8>, CaptureTruth) {
     let (space, truth) = capture_space(spec);
     (space.encode_to_vec(), truth)
+}
+
+/// An XSpace holding only the payload of [`static_cases_proto`] on
+/// `/host:metadata` (`jit_edge_cases(31)::edge_cases.1`): the fixture on
+/// which XProf's static modes are compared rule by rule.
+pub fn static_cases_space_bytes() -> Vec<u8> {
+    let mut meta = PlaneBuilder::new(0, "/host:metadata");
+    let stat = meta.stat("llo_proto", x_stat::Value::BytesValue(static_cases_proto()));
+    meta.event_metadata("jit_edge_cases(31)::edge_cases.1", "", vec![stat]);
+    XSpace {
+        planes: vec![meta.finish()],
+        hostnames: vec!["synthetic-tpu-vm".into()],
+        ..Default::default()
+    }
+    .encode_to_vec()
 }

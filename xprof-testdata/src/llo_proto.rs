@@ -14,10 +14,11 @@ use prost::Message;
 
 use crate::llo_capture_truth::{CaptureTruth, HLO_OP, MODULE, MODULE_ID, ProgramRegion};
 use xprof_convert::llo_proto::messages::{
-    LloAllocationProto, LloConstantProto, LloInstructionProto, LloLoopProto, LloModuleProto,
-    LloOperand, LloPredicatedRegionProto, LloRegionProto, LloSourceFrameProto, LloSourceInfoProto,
-    LloSourceMapProto, LoopIndexSpaceProto, RationalVectorProto, RegionMember,
-    StaticPerBundleUtilizationProto, llo_constant, llo_operand, region_member::Member,
+    LloAllocationProto, LloBoundsProto, LloConstantProto, LloInstructionProto, LloLoopProto,
+    LloModuleProto, LloOperand, LloPredicatedRegionProto, LloRegionProto, LloSourceFrameProto,
+    LloSourceInfoProto, LloSourceMapProto, LloTargetArgumentsProto, LloTopologyProto,
+    LoopIndexSpaceProto, RationalVectorProto, RegionMember, StaticPerBundleUtilizationProto,
+    llo_constant, llo_operand, region_member::Member,
 };
 
 /// Opcode numbers used here (XProf's names).
@@ -62,6 +63,12 @@ struct Builder<'t> {
     constants: Vec<LloConstantProto>,
     /// (primitive, scopes, line, instruction ids).
     provenance: Vec<(i32, Vec<i32>, i32, Vec<i32>)>,
+    /// The latest load, add and scalar add, whose results the next
+    /// matmul, add, store or branch reads (so register live ranges span
+    /// bundles, as on the real program).
+    last_load: Option<i32>,
+    last_add: Option<i32>,
+    last_scalar: Option<i32>,
 }
 
 impl Builder<'_> {
@@ -72,9 +79,27 @@ impl Builder<'_> {
             SCALAR_ADD_S32 => (2, self.next_id % 31),
             _ => (0, 0),
         };
+        let reads = match opcode {
+            VECTOR_MATMUL_MUBR | VECTOR_ADD_F32 => self.last_load,
+            VECTOR_STORE => self.last_add,
+            SCALAR_BRANCH_REL => self.last_scalar,
+            _ => None,
+        };
+        match opcode {
+            VECTOR_LOAD => self.last_load = Some(self.next_id),
+            VECTOR_ADD_F32 => self.last_add = Some(self.next_id),
+            SCALAR_ADD_S32 => self.last_scalar = Some(self.next_id),
+            _ => {}
+        }
         LloInstructionProto {
             ordinal: self.next_id,
             opcode,
+            operands: reads
+                .map(|id| LloOperand {
+                    operand: Some(llo_operand::Operand::InstructionOrdinal(id)),
+                })
+                .into_iter()
+                .collect(),
             bundle: bundle.map(|b| b as i32),
             register,
             register_type,
@@ -215,6 +240,9 @@ pub fn kernel_proto(truth: &CaptureTruth) -> Vec<u8> {
         next_id: 100,
         constants: Vec::new(),
         provenance: Vec::new(),
+        last_load: None,
+        last_add: None,
+        last_scalar: None,
     };
     // Buffer allocations (§9.4: vmem buffers, sync flags, one smem word;
     // one spill slot here).
@@ -350,6 +378,7 @@ pub fn kernel_proto(truth: &CaptureTruth) -> Vec<u8> {
         hlo_instruction_name: HLO_OP.into(),
         root_region: Some(root),
         static_per_bundle_utilization: Some(util),
+        target_arguments: Some(v6e_target()),
         constants: b.constants,
         interned_strings: COMMENTS.iter().map(|s| s.to_string()).collect(),
         hlo_module_name: MODULE.into(),
@@ -357,6 +386,23 @@ pub fn kernel_proto(truth: &CaptureTruth) -> Vec<u8> {
         source_map: Some(source_map),
     }
     .encode_to_vec()
+}
+
+/// Field 7 as a single-chip v6e program's (§7.1: the topology carries
+/// `megachip_tccontrol`; the small numbers are this generator's).
+fn v6e_target() -> LloTargetArgumentsProto {
+    LloTargetArgumentsProto {
+        replica_count: 1,
+        reserved_hbm_usage_bytes: 64 << 20,
+        topology: Some(LloTopologyProto {
+            variant: 6,
+            platform_type: 2,
+            chip_config_name: "megachip_tccontrol".into(),
+            chips_per_host_bounds: Some(LloBoundsProto { x: 2, y: 2, z: 1 }),
+            host_bounds: Some(LloBoundsProto { x: 1, y: 1, z: 1 }),
+            enhanced_barrier_enabled: true,
+        }),
+    }
 }
 
 /// A small fusion of another module, without provenance or loops (the
@@ -408,6 +454,236 @@ pub fn small_fusion_proto() -> Vec<u8> {
         }),
         hlo_module_name: "jit__other".into(),
         hlo_module_id: 29,
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+/// A hand-made payload with an edge case of each rule of XProf's
+/// `register_pressure`, `bdi_stalls`, `source_for_bundle` and
+/// `target_info` (docs/llo_proto.md): predicate, vector-mask and
+/// register-pair results; a negative register; an ordinal written twice
+/// (the later wins); a use before its definition; unscheduled users and
+/// definitions; `bdi:` comments with repeated, unknown, empty and
+/// trailing codes and text around them; source-map entries whose last
+/// frame has line 0 or a file outside the string table, and a later entry
+/// for an instruction already named; a topology with no bounds. Real
+/// captures have had none of the stall comments; XProf's rules are what
+/// these follow.
+pub fn static_cases_proto() -> Vec<u8> {
+    struct I {
+        ordinal: i32,
+        opcode: i32,
+        bundle: Option<i32>,
+        register: i32,
+        register_type: i32,
+        reads: &'static [i32],
+        comment: Option<i32>,
+    }
+    let rows = [
+        I {
+            ordinal: 1,
+            opcode: VECTOR_LOAD,
+            bundle: Some(0),
+            register: 5,
+            register_type: 4,
+            reads: &[],
+            comment: None,
+        },
+        I {
+            ordinal: 2,
+            opcode: VECTOR_LOAD,
+            bundle: Some(0),
+            register: 6,
+            register_type: 4,
+            reads: &[],
+            comment: Some(0),
+        },
+        I {
+            ordinal: 3,
+            opcode: VECTOR_ADD_F32,
+            bundle: Some(1),
+            register: 5,
+            register_type: 4,
+            reads: &[1, 2],
+            comment: Some(1),
+        },
+        I {
+            ordinal: 8,
+            opcode: VECTOR_LOAD,
+            bundle: Some(1),
+            register: -1,
+            register_type: 4,
+            reads: &[],
+            comment: Some(4),
+        },
+        I {
+            ordinal: 4,
+            opcode: VECTOR_STORE,
+            bundle: Some(3),
+            register: 0,
+            register_type: 0,
+            reads: &[3],
+            comment: Some(2),
+        },
+        I {
+            ordinal: 5,
+            opcode: SCALAR_ADD_S32,
+            bundle: Some(3),
+            register: 1,
+            register_type: 2,
+            reads: &[],
+            comment: Some(3),
+        },
+        I {
+            ordinal: 7,
+            opcode: SCALAR_ADD_S32,
+            bundle: Some(1),
+            register: 2,
+            register_type: 2,
+            reads: &[5],
+            comment: Some(5),
+        },
+        I {
+            ordinal: 9,
+            opcode: VECTOR_LOAD,
+            bundle: Some(2),
+            register: 7,
+            register_type: 4,
+            reads: &[],
+            comment: None,
+        },
+        I {
+            ordinal: 9,
+            opcode: VECTOR_LOAD,
+            bundle: Some(2),
+            register: 8,
+            register_type: 3,
+            reads: &[],
+            comment: Some(6),
+        },
+        I {
+            ordinal: 10,
+            opcode: SCALAR_ADD_S32,
+            bundle: None,
+            register: 3,
+            register_type: 1,
+            reads: &[7],
+            comment: Some(7),
+        },
+        I {
+            ordinal: 11,
+            opcode: VECTOR_ADD_F32,
+            bundle: Some(5),
+            register: 2,
+            register_type: 5,
+            reads: &[],
+            comment: None,
+        },
+        I {
+            ordinal: 12,
+            opcode: VECTOR_STORE,
+            bundle: Some(7),
+            register: 0,
+            register_type: 0,
+            reads: &[11, 10],
+            comment: Some(8),
+        },
+        I {
+            ordinal: 13,
+            opcode: SCALAR_BRANCH_REL,
+            bundle: None,
+            register: 0,
+            register_type: 0,
+            reads: &[12],
+            comment: None,
+        },
+    ];
+    let members = rows
+        .iter()
+        .map(|i| {
+            member_instr(LloInstructionProto {
+                ordinal: i.ordinal,
+                opcode: i.opcode,
+                operands: i
+                    .reads
+                    .iter()
+                    .map(|id| LloOperand {
+                        operand: Some(llo_operand::Operand::InstructionOrdinal(*id)),
+                    })
+                    .collect(),
+                bundle: i.bundle,
+                register: i.register,
+                register_type: i.register_type,
+                comment_index: i.comment,
+                ..Default::default()
+            })
+        })
+        .collect();
+    let slots = 8;
+    let frame = |file: i32, line: i32| LloSourceFrameProto {
+        file_string_index: file,
+        line,
+        end_line: line,
+        column: 1,
+        end_column: 6,
+    };
+    let info = |frames: Vec<LloSourceFrameProto>, ids: &[i32]| LloSourceInfoProto {
+        frames,
+        primitive_string_index: None,
+        scope_string_indices: vec![],
+        instruction_ordinals: ids.to_vec(),
+    };
+    LloModuleProto {
+        hlo_instruction_name: "edge_cases.1".into(),
+        root_region: Some(LloRegionProto {
+            members,
+            name: String::new(),
+            start_bundleno: 0,
+            limit_bundleno: slots,
+            ordinal: 0,
+        }),
+        static_per_bundle_utilization: Some(StaticPerBundleUtilizationProto {
+            vector_load: Some(RationalVectorProto {
+                values: vec![2, 1, 2, 0, 0, 0, 0, 0],
+                capacity: 3,
+            }),
+            ..Default::default()
+        }),
+        target_arguments: Some(LloTargetArgumentsProto {
+            replica_count: 4,
+            reserved_hbm_usage_bytes: 1 << 20,
+            topology: Some(LloTopologyProto {
+                chip_config_name: "v5e".into(),
+                ..Default::default()
+            }),
+        }),
+        interned_strings: [
+            "x bdi:A:3,F:2,Z:1 y",
+            "bdi:B stall",
+            "no stall here",
+            "bdi:A:1,A:2 bdi:F",
+            "bdi:Z:1",
+            "bdi:",
+            "bdi:R,",
+            "pre bdi:O:1,H:1,B",
+            "bdi:R:1,F:2,A",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        hlo_module_name: "jit_edge_cases".into(),
+        hlo_module_id: 31,
+        source_map: Some(LloSourceMapProto {
+            source_infos: vec![
+                info(vec![frame(0, 60), frame(1, 10)], &[1, 2]),
+                info(vec![frame(0, 61), frame(1, 11)], &[3, 11]),
+                info(vec![frame(1, 12), frame(0, 0)], &[4]),
+                info(vec![frame(7, 13)], &[7]),
+                info(vec![frame(0, 14)], &[8, 2, 12]),
+            ],
+            strings: vec!["/work/a.py".into(), "/work/b.py".into()],
+        }),
         ..Default::default()
     }
     .encode_to_vec()

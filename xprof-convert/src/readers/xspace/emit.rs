@@ -8,8 +8,9 @@ use std::path::Path;
 use xprof_format::hash::{FxHashMap, FxHashSet};
 use xprof_format::small_table_rows::{
     DeviceArgRow, DeviceRow, EventMetadataRow, HloInstructionRow, HloOpRow, LloAllocationRow,
-    LloBundleUnitRow, LloProgramInstructionRow, LloProgramRow, LloRegionRow, MetadataArgRow,
-    StatMetadataRow,
+    LloBdiStallRow, LloBundleSourceRow, LloBundleUnitRow, LloProgramInstructionRow, LloProgramRow,
+    LloRegionRow, LloRegisterLiveRangeRow, LloRegisterPressureRow, LloTargetInfoRow,
+    MetadataArgRow, StatMetadataRow,
 };
 use xprof_format::{EventRow, Interner, StatValue, Sym};
 
@@ -921,6 +922,100 @@ fn llo_program_rows(
             is_scoped: a.is_scoped,
             is_virtual: a.is_virtual,
             is_remote: a.is_remote,
+        });
+    }
+    let bundle_region = |b: i64| {
+        program
+            .bundle_units
+            .get(usize::try_from(b).ok()?.checked_mul(9)?)
+            .filter(|u| u.bundle == b)
+            .and_then(|u| u.region_id)
+    };
+    for r in &program.live_ranges {
+        asm.device_row(&LloRegisterLiveRangeRow {
+            trace_id,
+            device_id,
+            metadata_id,
+            hlo_op,
+            instruction_id: r.instruction_id,
+            register_type: r.register_type,
+            register: r.register,
+            start_bundle: r.start_bundle,
+            end_bundle: r.end_bundle,
+        });
+    }
+    for p in &program.register_pressure {
+        asm.device_row(&LloRegisterPressureRow {
+            trace_id,
+            device_id,
+            metadata_id,
+            hlo_op,
+            bundle: p.bundle,
+            register_type: p.register_type,
+            live: p.live,
+            region_id: bundle_region(p.bundle),
+        });
+    }
+    for b in &program.bdi_stalls {
+        let i = &program.instructions[b.walk_index];
+        asm.device_row(&LloBdiStallRow {
+            trace_id,
+            device_id,
+            metadata_id,
+            hlo_op,
+            instruction_id: b.instruction_id,
+            bundle: b.bundle,
+            code: b.code,
+            position: b.position,
+            comment: i.comment.as_deref().unwrap_or_default(),
+            region_id: i.region_id,
+        });
+    }
+    for b in &program.bundle_sources {
+        asm.device_row(&LloBundleSourceRow {
+            trace_id,
+            device_id,
+            metadata_id,
+            hlo_op,
+            bundle: b.bundle,
+            source: &b.source,
+            source_file: &b.source_file,
+            source_line: b.source_line,
+            instructions: b.instructions,
+            region_id: bundle_region(b.bundle),
+        });
+    }
+    if let Some(t) = &program.target {
+        let topo = |v| t.has_topology.then_some(v);
+        let part = |name: &str, b: Option<[i32; 3]>| {
+            b.map(|[x, y, z]| format!("{name} x={x}, y={y}, z={z}"))
+        };
+        let bounds: Vec<String> = [
+            part("chips", t.chips_per_host_bounds),
+            part("hosts", t.host_bounds),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let bounds = (!bounds.is_empty()).then(|| bounds.join("; "));
+        asm.device_row(&LloTargetInfoRow {
+            trace_id,
+            device_id,
+            metadata_id,
+            hlo_op,
+            replica_count: t.replica_count,
+            reserved_hbm_usage_bytes: t.reserved_hbm_usage_bytes,
+            chip_config_name: t.has_topology.then_some(t.chip_config_name.as_str()),
+            platform_type: topo(t.platform_type),
+            variant: topo(t.variant),
+            enhanced_barrier_enabled: t.has_topology.then_some(t.enhanced_barrier_enabled),
+            chips_per_host_x: t.chips_per_host_bounds.map(|b| b[0]),
+            chips_per_host_y: t.chips_per_host_bounds.map(|b| b[1]),
+            chips_per_host_z: t.chips_per_host_bounds.map(|b| b[2]),
+            host_x: t.host_bounds.map(|b| b[0]),
+            host_y: t.host_bounds.map(|b| b[1]),
+            host_z: t.host_bounds.map(|b| b[2]),
+            bounds: bounds.as_deref(),
         });
     }
 }

@@ -20,6 +20,9 @@ pub struct LloModuleProto {
     /// Static per-bundle slot use of each unit.
     #[prost(message, optional, tag = "6")]
     pub static_per_bundle_utilization: Option<StaticPerBundleUtilizationProto>,
+    /// The target the program was compiled for (replicas, topology).
+    #[prost(message, optional, tag = "7")]
+    pub target_arguments: Option<LloTargetArgumentsProto>,
     /// Constant pool (immediates, buffer allocations).
     #[prost(message, repeated, tag = "8")]
     pub constants: Vec<LloConstantProto>,
@@ -349,4 +352,57 @@ pub struct LloSourceFrameProto {
     /// End column.
     #[prost(int32, tag = "5")]
     pub end_column: i32,
+}
+
+/// Field 7: the compile target's arguments, as XProf's `target_info`
+/// mode prints them.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct LloTargetArgumentsProto {
+    /// Replicas (`replica_count`).
+    #[prost(int64, tag = "3")]
+    pub replica_count: i64,
+    /// HBM bytes reserved for the runtime (`reserved_hbm_usage_bytes`).
+    #[prost(int64, tag = "4")]
+    pub reserved_hbm_usage_bytes: i64,
+    /// The chip topology.
+    #[prost(message, optional, tag = "6")]
+    pub topology: Option<LloTopologyProto>,
+}
+
+/// The chip topology of [`LloTargetArgumentsProto`].
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct LloTopologyProto {
+    /// Chip variant (XProf does not print it).
+    #[prost(int32, tag = "2")]
+    pub variant: i32,
+    /// Platform type (`platform_type`).
+    #[prost(int32, tag = "3")]
+    pub platform_type: i32,
+    /// Chip configuration (`chip_config_name`, `megachip_tccontrol` on the
+    /// real capture).
+    #[prost(string, tag = "4")]
+    pub chip_config_name: String,
+    /// Chips per host (`chips_per_host_bounds`).
+    #[prost(message, optional, tag = "5")]
+    pub chips_per_host_bounds: Option<LloBoundsProto>,
+    /// Hosts (`host_bounds`).
+    #[prost(message, optional, tag = "6")]
+    pub host_bounds: Option<LloBoundsProto>,
+    /// Enhanced barrier (`enhanced_barrier_enabled`).
+    #[prost(bool, tag = "9")]
+    pub enhanced_barrier_enabled: bool,
+}
+
+/// A 3-D extent.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct LloBoundsProto {
+    /// x.
+    #[prost(int32, tag = "1")]
+    pub x: i32,
+    /// y.
+    #[prost(int32, tag = "2")]
+    pub y: i32,
+    /// z.
+    #[prost(int32, tag = "3")]
+    pub z: i32,
 }

@@ -11,13 +11,24 @@
 //! `shared/formats/tpu_kernel_profiling_capture.md` §7.6). Everything here
 //! is static: what the compiler scheduled, not what ran.
 //!
-//! `program.rs` decodes; `opcodes.rs` is XProf's opcode table.
+//! `program.rs` decodes; `opcodes.rs` is XProf's opcode table; the rest of
+//! XProf's static analysis is one file per mode: `registers.rs`
+//! (`register_pressure`), `bdi_stalls.rs`, `bundle_sources.rs`
+//! (`source_for_bundle`) and `target.rs` (`target_info`).
 
+mod bdi_stalls;
+mod bundle_sources;
 pub mod messages;
 mod opcodes;
 mod program;
+mod registers;
+mod target;
 
+pub use bdi_stalls::BdiStall;
+pub use bundle_sources::BundleSource;
 pub use program::{
     Allocation, BundleUnit, Instruction, LloDecodeError, Program, Provenance, RegionNode, decode,
     opcode_info,
 };
+pub use registers::{BundlePressure, LiveRange};
+pub use target::TargetInfo;

@@ -3,11 +3,16 @@
 
 use prost::Message;
 
+use super::bdi_stalls::{self, BdiStall};
+use super::bundle_sources::{self, BundleSource};
+use super::messages::llo_operand;
 use super::messages::{
     LloInstructionProto, LloModuleProto, LloRegionProto, RationalVectorProto,
     StaticPerBundleUtilizationProto, llo_constant, region_member::Member,
 };
 use super::opcodes::OPCODES;
+use super::registers::{self, BundlePressure, LiveRange};
+use super::target::{self, TargetInfo};
 
 /// A node of the region tree (a region, or a loop or predicated region).
 #[derive(Debug, Clone, PartialEq)]
@@ -135,6 +140,29 @@ pub struct Program {
     pub instructions: Vec<Instruction>,
     /// Allocations, in constant-pool order.
     pub allocations: Vec<Allocation>,
+    /// Register live ranges (XProf's `register_pressure`).
+    pub live_ranges: Vec<LiveRange>,
+    /// Live registers per bundle and register type.
+    pub register_pressure: Vec<BundlePressure>,
+    /// Stall codes of annotated instructions (XProf's `bdi_stalls`).
+    pub bdi_stalls: Vec<BdiStall>,
+    /// Source lines of each bundle (XProf's `source_for_bundle`).
+    pub bundle_sources: Vec<BundleSource>,
+    /// The compile target (XProf's `target_info`), when field 7 is there.
+    pub target: Option<TargetInfo>,
+}
+
+/// What the static analyses read of an instruction, in full-walk order.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct RawInstruction {
+    pub ordinal: i32,
+    pub bundle: Option<i32>,
+    pub register: i32,
+    pub register_type: i32,
+    pub operand_ids: Vec<i32>,
+    pub comment_index: Option<i32>,
+    /// File and line of its source (the last frame of its provenance).
+    pub frame: Option<(String, i32)>,
 }
 
 impl Program {
@@ -211,7 +239,7 @@ fn unit_vectors(u: &StaticPerBundleUtilizationProto) -> [Option<&RationalVectorP
     ]
 }
 
-fn register_type(v: i32) -> Option<&'static str> {
+pub(super) fn register_type(v: i32) -> Option<&'static str> {
     match v {
         1 => Some("PREG"),
         2 => Some("SREG"),
@@ -283,6 +311,7 @@ struct Walker<'m> {
     module: &'m LloModuleProto,
     provenance: std::collections::HashMap<i32, Provenance>,
     region_of_bundle: Vec<Option<i64>>,
+    raw: Vec<RawInstruction>,
     out: Program,
 }
 
@@ -465,6 +494,22 @@ impl Walker<'_> {
     fn instruction(&mut self, i: &LloInstructionProto, region_id: Option<i64>, analysis: bool) {
         let (opcode, category, unit) = opcode_info(i.opcode);
         let prov = self.provenance.get(&i.ordinal).cloned().unwrap_or_default();
+        self.raw.push(RawInstruction {
+            ordinal: i.ordinal,
+            bundle: i.bundle,
+            register: i.register,
+            register_type: i.register_type,
+            operand_ids: i
+                .operands
+                .iter()
+                .filter_map(|o| match o.operand {
+                    Some(llo_operand::Operand::InstructionOrdinal(id)) => Some(id),
+                    _ => None,
+                })
+                .collect(),
+            comment_index: i.comment_index,
+            frame: prov.file.clone().zip(prov.line.map(|l| l as i32)),
+        });
         let comment = i
             .comment_index
             .and_then(|c| usize::try_from(c).ok())
@@ -544,6 +589,7 @@ pub fn decode(bytes: &[u8]) -> Result<Program, LloDecodeError> {
         module: &module,
         provenance,
         region_of_bundle: vec![None; bundles],
+        raw: Vec::new(),
         out: Program {
             hlo_op: module.hlo_instruction_name.clone(),
             hlo_module: module.hlo_module_name.clone(),
@@ -637,6 +683,12 @@ pub fn decode(bytes: &[u8]) -> Result<Program, LloDecodeError> {
             _ => None,
         })
         .collect();
+    let (live_ranges, register_pressure) = registers::derive(&w.raw);
+    w.out.live_ranges = live_ranges;
+    w.out.register_pressure = register_pressure;
+    w.out.bdi_stalls = bdi_stalls::derive(&w.raw, &module.interned_strings);
+    w.out.bundle_sources = bundle_sources::derive(&w.raw);
+    w.out.target = module.target_arguments.as_ref().map(target::derive);
     Ok(w.out)
 }
 
