@@ -4,8 +4,9 @@
 //! timeline (the other executions as small multiples), its regions by
 //! measured time beside their static occupancy per unit, the bundle
 //! picture (bundles × units, slots used of capacity, region boundaries,
-//! the hottest region outlined), its source lines by measured time and
-//! its VMEM allocations. Each chart names its view and shows its SQL, with
+//! the hottest region outlined), the register pressure picture (live
+//! registers of each type per bundle), its source lines by measured time
+//! and its VMEM allocations. Each chart names its view and shows its SQL, with
 //! the kernel's trace and HLO op written into it.
 
 use std::collections::BTreeMap;
@@ -135,6 +136,15 @@ ORDER BY start_bundle, node"
     )
 }
 
+fn pressure_sql(filter: &str) -> String {
+    format!(
+        "\
+SELECT register_type, bundle, live, max(live) OVER (PARTITION BY register_type) AS peak
+FROM llo_register_pressure WHERE {filter}
+ORDER BY register_type, bundle"
+    )
+}
+
 fn sources_sql(k: &Kernel) -> String {
     format!(
         "\
@@ -200,7 +210,9 @@ pub(super) async fn section(session: &ProfileSession) -> Result<Option<Section>>
             None
         };
         if let Some(filter) = k.program_filter() {
-            body.push_str(&bundle_picture(session, &k, &filter, hot).await?);
+            let ranges = region_ranges(session, &filter, hot).await?;
+            body.push_str(&bundle_picture(session, &k, &filter, &ranges).await?);
+            body.push_str(&register_pressure(session, &k, &filter, &ranges).await?);
         }
         if k.executions.is_some() {
             let sql = sources_sql(&k);
@@ -253,6 +265,7 @@ pub(super) async fn section(session: &ProfileSession) -> Result<Option<Section>>
             "llo_bundle_units",
             "llo_regions",
             "llo_allocations",
+            "llo_register_pressure",
         ],
         body,
     }))
@@ -477,7 +490,7 @@ async fn bundle_picture(
     session: &ProfileSession,
     k: &Kernel,
     filter: &str,
-    hot: Option<(i64, String, u32, u32)>,
+    regions: &Regions,
 ) -> Result<String> {
     let sql = bundles_sql(filter);
     let cells = ask(session, &sql).await?;
@@ -509,6 +522,32 @@ async fn bundle_picture(
         row.used[b] = used[i] as u32;
     }
     let rows: Vec<UnitRow> = rows.into_values().collect();
+    let (ranges, hot_index, bounds_sql) = regions;
+    let bundles = rows.iter().map(|r| r.used.len()).max().unwrap_or(0);
+    Ok(figure(
+        "llo_bundle_units",
+        &svg::bundle_picture(
+            &format!("{}: {bundles} bundles × units", k.hlo_op),
+            &rows,
+            ranges,
+            *hot_index,
+            svg::SLOTS,
+        ),
+        &format!("{sql};\n\n{bounds_sql}"),
+        "The compiled program's bundles on x, its units on y: each cell is the slots the bundle uses of the unit's capacity (llo_bundle_units). Dashed lines mark where regions start (llo_regions); the outlined band is the region with the most measured time.",
+    ))
+}
+
+/// The program's placed regions as bundle ranges, the index of the
+/// hottest one, and the SQL that found them.
+type Regions = (Vec<BundleRange>, Option<usize>, String);
+
+/// The regions marked on the bundle and register pictures.
+async fn region_ranges(
+    session: &ProfileSession,
+    filter: &str,
+    hot: Option<(i64, String, u32, u32)>,
+) -> Result<Regions> {
     let bounds_sql = boundaries_sql(filter);
     let bounds = ask(session, &bounds_sql).await?;
     let b_id = bounds.f64s("region_id");
@@ -543,16 +582,61 @@ async fn bundle_picture(
             }
         }
     });
-    let bundles = rows.iter().map(|r| r.used.len()).max().unwrap_or(0);
+    Ok((ranges, hot_index, bounds_sql))
+}
+
+/// Live registers per bundle, one lane per register type, each shaded by
+/// its share of that type's peak (XProf's `register_pressure`).
+async fn register_pressure(
+    session: &ProfileSession,
+    k: &Kernel,
+    filter: &str,
+    regions: &Regions,
+) -> Result<String> {
+    let sql = pressure_sql(filter);
+    let cells = ask(session, &sql).await?;
+    if cells.rows() == 0 {
+        return Ok(String::new());
+    }
+    let bundles = ask(
+        session,
+        &format!("SELECT max(bundles) AS bundles FROM llo_programs WHERE {filter}"),
+    )
+    .await?
+    .f64s("bundles")
+    .first()
+    .copied()
+    .filter(|b| b.is_finite())
+    .unwrap_or(0.0) as usize;
+    let ty = cells.strings("register_type");
+    let bundle = cells.f64s("bundle");
+    let live = cells.f64s("live");
+    let peak = cells.f64s("peak");
+    let mut rows: BTreeMap<String, UnitRow> = BTreeMap::new();
+    for i in 0..cells.rows() {
+        let row = rows.entry(ty[i].clone()).or_insert_with(|| UnitRow {
+            unit: ty[i].clone(),
+            capacity: peak[i] as u32,
+            used: vec![0; bundles],
+        });
+        let b = bundle[i] as usize;
+        if row.used.len() <= b {
+            row.used.resize(b + 1, 0);
+        }
+        row.used[b] = live[i] as u32;
+    }
+    let rows: Vec<UnitRow> = rows.into_values().collect();
+    let (ranges, hot_index, bounds_sql) = regions;
     Ok(figure(
-        "llo_bundle_units",
+        "llo_register_pressure",
         &svg::bundle_picture(
-            &format!("{}: {bundles} bundles × units", k.hlo_op),
+            &format!("{}: live registers per bundle", k.hlo_op),
             &rows,
-            &ranges,
-            hot_index,
+            ranges,
+            *hot_index,
+            svg::LIVE_AT_PEAK,
         ),
         &format!("{sql};\n\n{bounds_sql}"),
-        "The compiled program's bundles on x, its units on y: each cell is the slots the bundle uses of the unit's capacity (llo_bundle_units). Dashed lines mark where regions start (llo_regions); the outlined band is the region with the most measured time.",
+        "Register pressure as the compiler scheduled it (XProf's register_pressure): the program's bundles on x, one lane per register type; each cell is the registers of that type live in the bundle, shaded by its share of the type's peak in the program (hover for the count). Regions are marked as above.",
     ))
 }

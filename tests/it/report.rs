@@ -561,6 +561,35 @@ async fn the_kernel_section_shows_regions_occupancy_and_bundles() {
     for lane in lanes.values() {
         assert_eq!(lane.len() as i64, i(&bundles[0], "bundles"));
     }
+    // The register-pressure picture: one lane per register type, one cell
+    // per bundle with the live registers of `llo_register_pressure` (0
+    // where it has no row), and the type's peak as the lane's scale.
+    let pressure = q(
+        "SELECT register_type, bundle, live FROM llo_register_pressure \
+                      WHERE hlo_op IN (SELECT hlo_op FROM llo_region_entries)",
+    )
+    .await;
+    assert!(!pressure.is_empty());
+    let registers = figure_of(&dom, "llo_register_pressure");
+    let reg_lanes: std::collections::BTreeMap<String, Vec<i64>> = attrs(registers, "data-unit")
+        .into_iter()
+        .zip(attrs(registers, "data-used"))
+        .map(|(u, used)| (u, used.split(' ').map(|x| x.parse().unwrap()).collect()))
+        .collect();
+    let mut want: std::collections::BTreeMap<String, Vec<i64>> = Default::default();
+    for r in &pressure {
+        let lane = want
+            .entry(s(r, "register_type"))
+            .or_insert_with(|| vec![0; i(&bundles[0], "bundles") as usize]);
+        lane[i(r, "bundle") as usize] = i(r, "live");
+    }
+    assert_eq!(reg_lanes, want);
+    let peaks: Vec<i64> = attrs(registers, "data-capacity")
+        .iter()
+        .map(|c| c.parse().unwrap())
+        .collect();
+    let want_peaks: Vec<i64> = want.values().map(|l| *l.iter().max().unwrap()).collect();
+    assert_eq!(peaks, want_peaks);
     // The hottest placed region is outlined.
     let hot = q(
         "SELECT start_bundle FROM llo_region_profile WHERE region_id <> 0 \

@@ -24,6 +24,29 @@ pub struct UnitRow {
     pub used: Vec<u32>,
 }
 
+/// What a cell's fraction is of: the tooltip's word after `N of M`, and
+/// the legend's label at the full end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CellScale {
+    /// `slots` (`MXU: 1 of 2 slots`).
+    pub of: &'static str,
+    /// `100% of the slots`.
+    pub full: &'static str,
+}
+
+/// Slots used of a unit's capacity (the bundle picture).
+pub const SLOTS: CellScale = CellScale {
+    of: "slots",
+    full: "100% of the slots",
+};
+
+/// Live registers of a type over that type's peak in the program (the
+/// register-pressure picture).
+pub const LIVE_AT_PEAK: CellScale = CellScale {
+    of: "live (the type's peak)",
+    full: "the type's peak",
+};
+
 /// A region's bundle range, `[start, limit)`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BundleRange {
@@ -52,6 +75,7 @@ pub fn bundle_picture(
     rows: &[UnitRow],
     regions: &[BundleRange],
     hot: Option<usize>,
+    scale: CellScale,
 ) -> String {
     let bundles = rows.iter().map(|r| r.used.len()).max().unwrap_or(0);
     if bundles == 0 {
@@ -120,10 +144,11 @@ pub fn bundle_picture(
                 f64::NAN
             };
             svg.push_str(&format!(
-                "<path fill=\"{}\" d=\"{d}\"><title>{}: {level} of {} slots</title></path>",
+                "<path fill=\"{}\" d=\"{d}\"><title>{}: {level} of {} {}</title></path>",
                 heat_colour(fraction),
                 escape(&row.unit),
-                row.capacity
+                row.capacity,
+                scale.of
             ));
         }
         svg.push_str("</g>\n");
@@ -178,7 +203,7 @@ pub fn bundle_picture(
         "middle",
         "bundle",
     ));
-    svg.push_str(&heat_legend(plot_left, legend_top, "100% of the slots"));
+    svg.push_str(&heat_legend(plot_left, legend_top, scale.full));
     close_svg(svg)
 }
 
@@ -216,7 +241,7 @@ mod tests {
                 limit: 5,
             },
         ];
-        let svg = bundle_picture("k", &rows(), &regions, Some(1));
+        let svg = bundle_picture("k", &rows(), &regions, Some(1), SLOTS);
         assert_eq!(attribute_values(&svg, "data-unit"), ["MXU", "VLD"]);
         assert_eq!(
             attribute_values(&svg, "data-used"),
@@ -238,6 +263,6 @@ mod tests {
 
     #[test]
     fn no_bundle_draws_nothing() {
-        assert_eq!(bundle_picture("k", &[], &[], None), "");
+        assert_eq!(bundle_picture("k", &[], &[], None, SLOTS), "");
     }
 }
