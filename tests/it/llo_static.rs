@@ -15,9 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use common::*;
 use serde_json::Value;
-use xprof_testdata::llo_capture::{
-    CaptureSpec, HLO_OP, capture_space_bytes, static_cases_space_bytes,
-};
+use xprof_testdata::llo_capture::{HLO_OP, static_cases_space_bytes};
 
 const CAPTURE: &str = "tpu/synthetic_capture.xplane.pb";
 const CASES: &str = "tpu/synthetic_llo_static.xplane.pb";
@@ -378,7 +376,6 @@ fn target_info_is_xprofs() {
 /// reader).
 #[test]
 fn capture_pressure_is_the_sum_of_its_ranges() {
-    let (_, _) = capture_space_bytes(&CaptureSpec::default());
     let ranges = rows(
         CAPTURE,
         &format!(

@@ -924,13 +924,6 @@ fn llo_program_rows(
             is_remote: a.is_remote,
         });
     }
-    let bundle_region = |b: i64| {
-        program
-            .bundle_units
-            .get(usize::try_from(b).ok()?.checked_mul(9)?)
-            .filter(|u| u.bundle == b)
-            .and_then(|u| u.region_id)
-    };
     for r in &program.live_ranges {
         asm.device_row(&LloRegisterLiveRangeRow {
             trace_id,
@@ -953,7 +946,7 @@ fn llo_program_rows(
             bundle: p.bundle,
             register_type: p.register_type,
             live: p.live,
-            region_id: bundle_region(p.bundle),
+            region_id: program.region_of_bundle(p.bundle),
         });
     }
     for b in &program.bdi_stalls {
@@ -982,7 +975,7 @@ fn llo_program_rows(
             source_file: &b.source_file,
             source_line: b.source_line,
             instructions: b.instructions,
-            region_id: bundle_region(b.bundle),
+            region_id: program.region_of_bundle(b.bundle),
         });
     }
     if let Some(t) = &program.target {

@@ -150,6 +150,9 @@ pub struct Program {
     pub bundle_sources: Vec<BundleSource>,
     /// The compile target (XProf's `target_info`), when field 7 is there.
     pub target: Option<TargetInfo>,
+    /// The region holding each bundle (the last placed region in program
+    /// order whose range holds it), bundle 0 first.
+    pub bundle_regions: Vec<Option<i64>>,
 }
 
 /// What the static analyses read of an instruction, in full-walk order.
@@ -166,6 +169,14 @@ pub(super) struct RawInstruction {
 }
 
 impl Program {
+    /// The region holding bundle `b`; `None` past the program or outside
+    /// every placed region.
+    pub fn region_of_bundle(&self, b: i64) -> Option<i64> {
+        usize::try_from(b)
+            .ok()
+            .and_then(|b| self.bundle_regions.get(b).copied().flatten())
+    }
+
     /// Instructions XProf's `get_llo_analysis` counts.
     pub fn analysis_instructions(&self) -> i64 {
         self.instructions
@@ -689,6 +700,7 @@ pub fn decode(bytes: &[u8]) -> Result<Program, LloDecodeError> {
     w.out.bdi_stalls = bdi_stalls::derive(&w.raw, &module.interned_strings);
     w.out.bundle_sources = bundle_sources::derive(&w.raw);
     w.out.target = module.target_arguments.as_ref().map(target::derive);
+    w.out.bundle_regions = std::mem::take(&mut w.region_of_bundle);
     Ok(w.out)
 }
 
