@@ -7,7 +7,7 @@
 //! when it is one of `A B F H O R`, once per instruction, in the order
 //! written. An instruction with at least one code is annotated.
 
-use super::program::RawInstruction;
+use super::raw_instruction::RawInstruction;
 
 /// The codes XProf counts.
 const CODES: [&str; 6] = ["A", "B", "F", "H", "O", "R"];

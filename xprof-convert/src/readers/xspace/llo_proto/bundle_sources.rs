@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use super::program::RawInstruction;
+use super::raw_instruction::RawInstruction;
 
 /// One source line of one bundle.
 #[derive(Debug, Clone, PartialEq)]

@@ -21,6 +21,7 @@ mod bundle_sources;
 pub mod messages;
 mod opcodes;
 mod program;
+mod raw_instruction;
 mod registers;
 mod target;
 

@@ -11,6 +11,7 @@ use super::messages::{
     StaticPerBundleUtilizationProto, llo_constant, region_member::Member,
 };
 use super::opcodes::OPCODES;
+use super::raw_instruction::{RawInstruction, register_type};
 use super::registers::{self, BundlePressure, LiveRange};
 use super::target::{self, TargetInfo};
 
@@ -155,19 +156,6 @@ pub struct Program {
     pub bundle_regions: Vec<Option<i64>>,
 }
 
-/// What the static analyses read of an instruction, in full-walk order.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct RawInstruction {
-    pub ordinal: i32,
-    pub bundle: Option<i32>,
-    pub register: i32,
-    pub register_type: i32,
-    pub operand_ids: Vec<i32>,
-    pub comment_index: Option<i32>,
-    /// File and line of its source (the last frame of its provenance).
-    pub frame: Option<(String, i32)>,
-}
-
 impl Program {
     /// The region holding bundle `b`; `None` past the program or outside
     /// every placed region.
@@ -248,19 +236,6 @@ fn unit_vectors(u: &StaticPerBundleUtilizationProto) -> [Option<&RationalVectorP
         u.vector_store.as_ref(),
         u.scalar_alu.as_ref(),
     ]
-}
-
-pub(super) fn register_type(v: i32) -> Option<&'static str> {
-    match v {
-        1 => Some("PREG"),
-        2 => Some("SREG"),
-        3 => Some("VMREG"),
-        4 => Some("VREG"),
-        5 => Some("RPREG"),
-        6 => Some("DREG"),
-        7 => Some("CBREG"),
-        _ => None,
-    }
 }
 
 fn pseudo_kind(v: i32) -> Option<&'static str> {

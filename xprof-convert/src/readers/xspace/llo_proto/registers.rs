@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::program::{RawInstruction, register_type};
+use super::raw_instruction::{RawInstruction, register_type};
 
 /// One register's live range.
 #[derive(Debug, Clone, PartialEq)]
