@@ -24,6 +24,7 @@ mod expected_sources;
 mod export;
 mod functions;
 mod golden_sql;
+mod hta;
 mod json_formats;
 mod limits;
 mod llo;
