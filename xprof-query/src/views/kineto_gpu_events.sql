@@ -9,14 +9,17 @@
 -- `rank` is `distributedInfo.rank`. `kernel_type` is HTA's, by name:
 -- `COMMUNICATION` (`nccl…Kernel`), `MEMORY` (`Memcpy…`, `Memset…`,
 -- `dma…`), `OTHER` (any other name holding `Memcpy` or `Sync`), else
--- `COMPUTATION`.
+-- `COMPUTATION`. `category` is the event's `cat`; `launch_ps` the start
+-- of the earliest CPU event with the same `correlation` (the runtime call
+-- that launched it), NULL when there is none.
 --
 WITH args AS (
   SELECT trace_id, event_id,
          max(CASE WHEN key = 'stream' THEN int_value END) AS stream,
-         max(CASE WHEN key = 'correlation' THEN int_value END) AS correlation
+         max(CASE WHEN key = 'correlation' THEN int_value END) AS correlation,
+         max(CASE WHEN key = 'cat' THEN str_value END) AS category
   FROM event_args
-  WHERE key IN ('stream', 'correlation')
+  WHERE key IN ('stream', 'correlation', 'cat')
   GROUP BY trace_id, event_id
 ),
 ranks AS (
@@ -48,14 +51,14 @@ launches AS (
 ),
 gpu AS (
   SELECT e.trace_id, e.event_id, e.track_id, e.name, e.ts_ps, e.dur_ps,
-         e.ts_ps + e.dur_ps AS end_ps, a.stream, a.correlation
+         e.ts_ps + e.dur_ps AS end_ps, a.stream, a.correlation, a.category
   FROM events e
   JOIN chrome c ON c.trace_id = e.trace_id
   JOIN args a ON a.trace_id = e.trace_id AND a.event_id = e.event_id
   WHERE a.stream IS NOT NULL AND a.stream <> -1
 )
 SELECT g.trace_id, r.rank, g.stream, g.event_id, g.track_id, g.name, g.ts_ps, g.dur_ps, g.end_ps,
-       g.correlation,
+       g.correlation, g.category, l.launch_ps,
        CASE
          WHEN g.name ~ '^nccl.*Kernel' THEN 'COMMUNICATION'
          WHEN g.name ~ '^(Memcpy|Memset|dma)' THEN 'MEMORY'
@@ -65,7 +68,5 @@ SELECT g.trace_id, r.rank, g.stream, g.event_id, g.track_id, g.name, g.ts_ps, g.
 FROM gpu g
 LEFT JOIN ranks r ON r.trace_id = g.trace_id
 LEFT JOIN last_step s ON s.trace_id = g.trace_id
-WHERE coalesce(s.names, 0) < 2
-   OR EXISTS (SELECT 1 FROM launches l
-              WHERE l.trace_id = g.trace_id AND l.correlation = g.correlation
-                AND l.launch_ps < s.last_step_ps)
+LEFT JOIN launches l ON l.trace_id = g.trace_id AND l.correlation = g.correlation
+WHERE coalesce(s.names, 0) < 2 OR l.launch_ps < s.last_step_ps

@@ -1,0 +1,70 @@
+-- HTA's per-kernel breakdown, per Kineto trace (rank) and kernel type
+-- (COMPUTATION, COMMUNICATION, MEMORY; over `kineto_gpu_events`): each
+-- kernel name's total time and its launches' longest, shortest, mean
+-- and standard deviation (sample; 0 for one launch). Where a type has
+-- more than 10 names, HTA's "others" grouping applies: names ordered by
+-- total time (ties by name), a name goes to `others` when it is past the
+-- tenth or when the running total up to it exceeds the 0.8 quantile
+-- (linear interpolation, as pandas) of the running totals.
+-- `names` is how many kernel names a row holds (more than 1 only for
+-- `others`); `launches` how many launches. The statistics are over
+-- launches on every row; HTA, once it groups, gives them over the names'
+-- totals instead (docs/analyses.md shows the difference).
+--
+WITH per_name AS (
+  SELECT trace_id, rank, kernel_type, name, dur_ps
+  FROM kineto_gpu_events
+  WHERE kernel_type <> 'OTHER'
+),
+totals AS (
+  SELECT trace_id, rank, kernel_type, name, sum(dur_ps) AS total_ps
+  FROM per_name
+  GROUP BY trace_id, rank, kernel_type, name
+),
+ranked AS (
+  SELECT trace_id, rank, kernel_type, name, total_ps,
+         row_number() OVER (PARTITION BY trace_id, rank, kernel_type
+                            ORDER BY total_ps DESC, name) AS position,
+         sum(total_ps) OVER (PARTITION BY trace_id, rank, kernel_type
+                             ORDER BY total_ps DESC, name
+                             ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS running_ps,
+         count(*) OVER (PARTITION BY trace_id, rank, kernel_type) AS type_names
+  FROM totals
+),
+-- pandas' quantile(0.8) of the running totals: position (n − 1) · 0.8
+-- (0-based), interpolated between its two neighbours.
+cut AS (
+  SELECT trace_id, rank, kernel_type, type_names,
+         CAST(floor((type_names - 1) * 0.8) AS BIGINT) + 1 AS lo_position,
+         (type_names - 1) * 0.8 - floor((type_names - 1) * 0.8) AS fraction
+  FROM ranked
+  WHERE position = 1
+),
+quantile AS (
+  SELECT c.trace_id, c.rank, c.kernel_type,
+         CAST(lo.running_ps AS DOUBLE)
+           + (CAST(coalesce(hi.running_ps, lo.running_ps) AS DOUBLE) - CAST(lo.running_ps AS DOUBLE))
+             * c.fraction AS quantile_ps
+  FROM cut c
+  JOIN ranked lo ON lo.trace_id = c.trace_id AND (lo.rank IS NOT DISTINCT FROM c.rank)
+    AND lo.kernel_type = c.kernel_type AND lo.position = c.lo_position
+  LEFT JOIN ranked hi ON hi.trace_id = c.trace_id AND (hi.rank IS NOT DISTINCT FROM c.rank)
+    AND hi.kernel_type = c.kernel_type AND hi.position = c.lo_position + 1
+),
+grouped AS (
+  SELECT r.trace_id, r.rank, r.kernel_type, r.name,
+         CASE WHEN r.type_names > 10 AND (r.running_ps > q.quantile_ps OR r.position > 10)
+              THEN 'others' ELSE r.name END AS group_name
+  FROM ranked r
+  JOIN quantile q ON q.trace_id = r.trace_id AND (q.rank IS NOT DISTINCT FROM r.rank)
+    AND q.kernel_type = r.kernel_type
+)
+SELECT p.trace_id, p.rank, p.kernel_type, g.group_name AS name,
+       count(DISTINCT p.name) AS names, count(*) AS launches,
+       sum(p.dur_ps) AS sum_ps, max(p.dur_ps) AS max_ps, min(p.dur_ps) AS min_ps,
+       avg(CAST(p.dur_ps AS DOUBLE)) AS mean_ps,
+       coalesce(stddev(CAST(p.dur_ps AS DOUBLE)), 0.0) AS stddev_ps
+FROM per_name p
+JOIN grouped g ON g.trace_id = p.trace_id AND (g.rank IS NOT DISTINCT FROM p.rank)
+  AND g.kernel_type = p.kernel_type AND g.name = p.name
+GROUP BY p.trace_id, p.rank, p.kernel_type, g.group_name

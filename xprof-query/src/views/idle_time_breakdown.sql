@@ -1,0 +1,42 @@
+-- HTA's idle-time breakdown, per Kineto trace (rank) and GPU stream:
+-- over the kernels, memcpys and memsets of `kineto_gpu_events` (by
+-- `cat`: kernel, gpu_memcpy, gpu_memset, their older names, and
+-- mtia_ccp_events), each one's gap after the one before it on its stream
+-- (in start order; the gap is negative when they overlap), classed as
+-- HTA classes it: `host_wait` when the runtime call that launched it
+-- began after the one before it ended (the GPU waited for the host),
+-- else `kernel_wait` when the gap is under 30 µs, else `other`. The
+-- first of a stream has no gap and counts as `other` with nothing.
+-- `idle_ps` is the sum of the class's gaps, `gaps` how many, and
+-- `idle_ratio` its share of the stream's idle time (HTA rounds both to 2
+-- places; NULL where the stream has none). HTA answers for rank 0
+-- unless asked; this view answers for every rank.
+--
+WITH work AS (
+  SELECT trace_id, rank, stream, event_id, ts_ps, end_ps, launch_ps
+  FROM kineto_gpu_events
+  WHERE category IN ('kernel', 'Kernel', 'gpu_memset', 'Memset', 'gpu_memcpy', 'Memcpy',
+                     'mtia_ccp_events')
+),
+gaps AS (
+  SELECT trace_id, rank, stream, ts_ps, launch_ps,
+         lag(end_ps) OVER (PARTITION BY trace_id, stream ORDER BY ts_ps, event_id) AS prev_end_ps
+  FROM work
+),
+classed AS (
+  SELECT trace_id, rank, stream, ts_ps - prev_end_ps AS gap_ps,
+         CASE WHEN launch_ps > prev_end_ps THEN 'host_wait'
+              WHEN ts_ps - prev_end_ps < 30000000 THEN 'kernel_wait'
+              ELSE 'other' END AS idle_category
+  FROM gaps
+),
+sums AS (
+  SELECT trace_id, rank, stream, idle_category,
+         coalesce(sum(gap_ps), 0) AS idle_ps, count(gap_ps) AS gaps
+  FROM classed
+  GROUP BY trace_id, rank, stream, idle_category
+)
+SELECT trace_id, rank, stream, idle_category, idle_ps, gaps,
+       CAST(idle_ps AS DOUBLE)
+         / nullif(sum(idle_ps) OVER (PARTITION BY trace_id, stream), 0) AS idle_ratio
+FROM sums
