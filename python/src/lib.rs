@@ -126,23 +126,33 @@ fn df_error(py: Python<'_>, e: datafusion::error::DataFusionError) -> PyErr {
 /// Runs `work` on `runtime` with the GIL released, returning to Python
 /// every [`SIGNAL_POLL`] to run its signal handlers: a KeyboardInterrupt
 /// aborts the task (dropping a query's stream cancels its work) and is
-/// raised.
+/// raised. The wait is a channel's, on this thread: a Tokio timer here
+/// shared the runtime's workers with the query's long polls and fired
+/// minutes late, so Ctrl-C went unseen until the query ended.
 fn run_cancellable<T: Send + 'static>(
     py: Python<'_>,
     runtime: &Runtime,
     work: impl Future<Output = T> + Send + 'static,
 ) -> PyResult<T> {
-    let mut task = runtime.spawn(work);
+    let (done_tx, mut done_rx) = std::sync::mpsc::sync_channel(1);
+    let task = runtime.spawn(async move {
+        let _ = done_tx.send(work.await);
+    });
     loop {
-        let waited = py.detach(|| {
-            runtime.block_on(async { tokio::time::timeout(SIGNAL_POLL, &mut task).await })
-        });
+        // The receiver is Send, not Sync: it goes into the GIL-free
+        // closure and comes back.
+        let (waited, rx) = py.detach(move || (done_rx.recv_timeout(SIGNAL_POLL), done_rx));
+        done_rx = rx;
         match waited {
-            Ok(Ok(done)) => return Ok(done),
-            Ok(Err(join)) => {
-                return Err(QueryError::new_err(format!("query task failed: {join}")));
+            Ok(done) => return Ok(done),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                let why = match runtime.block_on(task) {
+                    Err(join) => join.to_string(),
+                    Ok(()) => "it ended without an answer".to_string(),
+                };
+                return Err(QueryError::new_err(format!("query task failed: {why}")));
             }
-            Err(_still_running) => {
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                 if let Err(interrupted) = py.check_signals() {
                     task.abort();
                     return Err(interrupted);
