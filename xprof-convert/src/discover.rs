@@ -1,6 +1,7 @@
 //! Finding the profile files an input path names: a file, a run folder
-//! (`HOST.xplane.pb`, one trace per host) or a log folder
-//! (`plugins/profile/<RUN>/`), and each file's run and host.
+//! (`HOST.xplane.pb`, one trace per host), a folder of per-rank Chrome
+//! traces (HTA's layout: `rank-N.json.gz`, one trace per rank) or a log
+//! folder (`plugins/profile/<RUN>/`), and each file's run and host.
 //!
 //! Which files belong to a format, and which suffix a host name drops,
 //! each reader says ([`owns_file_name`](crate::reader::ProfileReader::owns_file_name),
@@ -10,6 +11,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{ConvertError, Result, io_err};
+use crate::input::read_head;
+use crate::reader::ProfileReader;
+use crate::readers::chrome::ChromeTraceReader;
 use crate::readers::xspace::is_xspace_name;
 use crate::registry::READERS;
 
@@ -53,16 +57,50 @@ pub fn host_of(path: &Path) -> String {
     }
 }
 
+/// Whether a `*.json` or `*.json.gz` file (a name no reader owns) holds a
+/// Chrome trace by its first bytes: HTA's per-rank files and Kineto's
+/// plain `*.json` traces. A file that cannot be read is taken, so that the
+/// conversion fails naming it rather than the run quietly losing a rank.
+fn is_json_chrome_trace(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    if !(name.ends_with(".json") || name.ends_with(".json.gz")) {
+        return false;
+    }
+    match read_head(path, 4096) {
+        Ok(head) => ChromeTraceReader.sniff(path, &head),
+        Err(_) => true,
+    }
+}
+
 fn profile_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
+    let mut json_files = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(io_err(dir))? {
         let p = entry.map_err(io_err(dir))?.path();
         // Anything but a folder with a profile's name is a host: one that
         // cannot be read (a broken link, no permission) then fails the
         // conversion naming it, rather than the run quietly losing a host.
-        if !p.is_dir() && is_profile_name(&p) {
-            files.push(p);
+        if p.is_dir() {
+            continue;
         }
+        if is_profile_name(&p) {
+            files.push(p);
+        } else {
+            json_files.push(p);
+        }
+    }
+    // A folder with no file of a profile's name may be a run of per-rank
+    // Chrome traces named `*.json[.gz]` (HTA's layout): each that reads as
+    // a Chrome trace is a trace. Where profiles are named as such, other
+    // JSON files (configs, metadata) are left alone.
+    if files.is_empty() {
+        files = json_files
+            .into_iter()
+            .filter(|p| is_json_chrome_trace(p))
+            .collect();
     }
     files.sort();
     // JAX writes `HOST.trace.json.gz` beside `HOST.xplane.pb`: the same
@@ -83,6 +121,8 @@ fn profile_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
 ///
 /// - a file: itself;
 /// - a run folder holding `HOST.xplane.pb` files: each, one trace per host;
+/// - a folder of Chrome traces named `*.json[.gz]` only (HTA's per-rank
+///   layout, `rank-N.json.gz`): each, one trace per file;
 /// - a log folder (with `plugins/profile/<RUN>/`, or that folder itself):
 ///   the run named `run`, else the latest run (by name, which XProf makes
 ///   a timestamp).
@@ -127,7 +167,7 @@ pub fn discover(path: &Path, run: Option<&str>) -> Result<Vec<ProfileFile>> {
     let Some(runs_dir) = runs_dir else {
         return Err(ConvertError::UnknownFormat {
             path: path.to_path_buf(),
-            why: "folder holds no profile (*.xplane.pb, *.trace.json[.gz], *.chrome_trace), no plugins/profile/<RUN>/ and no dataset".into(),
+            why: "folder holds no profile (*.xplane.pb, *.trace.json[.gz], *.chrome_trace, a Chrome trace as *.json[.gz]), no plugins/profile/<RUN>/ and no dataset".into(),
         });
     };
     let mut runs: Vec<String> = std::fs::read_dir(&runs_dir)
@@ -186,6 +226,42 @@ mod tests {
         let first = discover(d.path(), Some("2026_01_01_00_00_00")).unwrap();
         assert_eq!(first[0].run.as_deref(), Some("2026_01_01_00_00_00"));
         assert!(discover(d.path(), Some("nope")).is_err());
+    }
+
+    #[test]
+    fn a_folder_of_json_chrome_traces_is_a_run_of_ranks() {
+        use std::io::Write;
+        let d = tempfile::tempdir().unwrap();
+        let run = d.path().join("sampled_2rank");
+        std::fs::create_dir_all(&run).unwrap();
+        let trace = br#"{"distributedInfo": {"rank": 1}, "traceEvents": [{"ph": "X", "name": "k", "ts": 1, "dur": 2, "pid": 0, "tid": 7}]}"#;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(trace).unwrap();
+        std::fs::write(run.join("rank-0.json.gz"), gz.finish().unwrap()).unwrap();
+        std::fs::write(run.join("rank-1.json"), trace).unwrap();
+        // JSON that is not a trace, and a file of no JSON name, stay out.
+        std::fs::write(run.join("config.json"), br#"{"lr": 0.1}"#).unwrap();
+        std::fs::write(run.join("notes.txt"), b"{\"ph\": 1}").unwrap();
+        let found = discover(&run, None).unwrap();
+        let hosts: Vec<&str> = found.iter().map(|f| f.host.as_str()).collect();
+        assert_eq!(hosts, ["rank-0", "rank-1"]);
+        assert!(
+            found
+                .iter()
+                .all(|f| f.run.as_deref() == Some("sampled_2rank"))
+        );
+        // Where a file has a profile's name, other JSON files are not sniffed.
+        std::fs::write(run.join("host.trace.json"), trace).unwrap();
+        let found = discover(&run, None).unwrap();
+        let hosts: Vec<&str> = found.iter().map(|f| f.host.as_str()).collect();
+        assert_eq!(hosts, ["host"]);
+        // Still, a log folder whose run holds only JSON traces finds it.
+        let logs = d.path().join("logs/plugins/profile/r1");
+        std::fs::create_dir_all(&logs).unwrap();
+        std::fs::write(logs.join("rank-3.json"), trace).unwrap();
+        let found = discover(&d.path().join("logs"), None).unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].run.as_deref(), Some("r1"));
     }
 
     #[test]
