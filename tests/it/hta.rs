@@ -39,13 +39,35 @@ const TRACES: [(&str, &[&str], &str, f64); 3] = [
     ),
 ];
 
+/// The answer to `sql` over the folder `hta/{dir}` opened as one input,
+/// as an HTA user hands HTA the folder: it must be one run of one trace
+/// per file in `files` (a rank each).
 fn rows(dir: &str, files: &[&str], sql: &str) -> Vec<Row> {
-    let paths: Vec<PathBuf> = files
+    let folder = fixture(&format!("hta/{dir}"));
+    let traces = tokio_run(query_rows(
+        &[&folder],
+        "SELECT run, source_path FROM traces ORDER BY source_path",
+    ));
+    let got: Vec<(String, String)> = traces
         .iter()
-        .map(|f| fixture(&format!("hta/{dir}/{f}")))
+        .map(|t| {
+            let path = PathBuf::from(s(t, "source_path"));
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (s(t, "run"), name)
+        })
         .collect();
-    let refs: Vec<&PathBuf> = paths.iter().collect();
-    tokio_run(query_rows(&refs, sql))
+    let want: Vec<(String, String)> = files
+        .iter()
+        .map(|f| (dir.to_string(), f.to_string()))
+        .collect();
+    assert_eq!(got, want, "the folder hta/{dir} as one run");
+    tokio_run(query_rows(&[&folder], sql))
+}
+
+/// The answer to `sql` over one file of `hta/{dir}` alone.
+fn rows_of_file(dir: &str, file: &str, sql: &str) -> Vec<Row> {
+    let path = fixture(&format!("hta/{dir}/{file}"));
+    tokio_run(query_rows(&[&path], sql))
 }
 
 /// The cells of one CSV line as pandas writes them: a cell holding a
@@ -379,4 +401,347 @@ fn idle_time_breakdown_is_htas() {
         }
     }
     assert!(compared >= 30, "{compared}");
+}
+
+/// Two rows (as JSON text) alike: the same columns, integers and strings
+/// equal; a double may differ in its last bits (1e-12 of it): a standard
+/// deviation's partial sums are merged in an order that depends on how
+/// DataFusion split the input, which differs between a file alone and a
+/// folder of two.
+fn same_row(got: &str, want: &str, what: &str) {
+    let got: Row = serde_json::from_str(got).unwrap();
+    let want: Row = serde_json::from_str(want).unwrap();
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>(),
+        "{what}"
+    );
+    for (k, g) in &got {
+        let w = &want[k];
+        match (g.as_f64(), w.as_f64()) {
+            (Some(a), Some(b)) if g.is_f64() || w.is_f64() => {
+                assert!((a - b).abs() <= 1e-12 * b.abs(), "{what}: {k} {a} vs {b}")
+            }
+            _ => assert_eq!(g, w, "{what}: {k}"),
+        }
+    }
+}
+
+/// A folder of per-rank traces is one run, and every HTA view answers each
+/// rank over the folder as it answers that rank's file alone: a view that
+/// mixed the ranks' events (a join or a window without `trace_id`) would
+/// differ here. Each rank's number comes from its file's
+/// `distributedInfo.rank`.
+#[test]
+fn a_rank_folder_answers_each_rank_as_its_file_alone() {
+    let (dir, files, _, _) = TRACES[0];
+    let views = [
+        "temporal_breakdown",
+        "comm_comp_overlap",
+        "gpu_kernel_type_breakdown",
+        "gpu_kernel_breakdown",
+        "idle_time_breakdown",
+        "kernel_launch_stats",
+        "queue_length",
+        "queue_length_summary",
+    ];
+    let without_trace = |mut rows: Vec<Row>| {
+        for r in &mut rows {
+            r.remove("trace_id");
+        }
+        let mut keyed: Vec<String> = rows
+            .iter()
+            .map(|r| serde_json::to_string(r).unwrap())
+            .collect();
+        keyed.sort();
+        keyed
+    };
+    let mut compared = 0;
+    for view in views {
+        let all = rows(dir, files, &format!("SELECT * FROM {view}"));
+        let ranks: std::collections::BTreeSet<i64> = all.iter().map(|r| i(r, "rank")).collect();
+        assert_eq!(ranks, [0, 1].into(), "{view}");
+        for file in files {
+            let alone = rows_of_file(dir, file, &format!("SELECT * FROM {view}"));
+            let rank = i(&alone[0], "rank");
+            let of_rank: Vec<Row> = all
+                .iter()
+                .filter(|r| i(r, "rank") == rank)
+                .cloned()
+                .collect();
+            let (got, want) = (without_trace(of_rank), without_trace(alone));
+            assert_eq!(got.len(), want.len(), "{view} rank {rank}");
+            for (g, w) in got.iter().zip(&want) {
+                same_row(g, w, &format!("{view} rank {rank}"));
+            }
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 16);
+}
+
+/// How far HTA's time differences may be from ours on `nccl_data`: HTA
+/// holds its µs timestamps (about 4.46e12) as doubles, one ulp 2^-10 µs,
+/// so a difference of two of them is off by up to two ulps. On the
+/// whole-µs traces there is no rounding: 0.
+fn time_bound_us(within_us: f64) -> f64 {
+    if within_us == 0.0 {
+        0.0
+    } else {
+        2.0 * 2f64.powi(-10)
+    }
+}
+
+/// One row per launch: HTA's (rank, correlation, CPU duration, GPU
+/// duration, launch delay), every one, and the classes HTA's plots draw,
+/// by HTA's rules at its default cutoffs applied to HTA's numbers.
+#[test]
+fn kernel_launch_stats_is_htas() {
+    let mut compared = 0;
+    for (dir, files, answers, within_us) in TRACES {
+        let bound = time_bound_us(within_us);
+        let mut want = answer(answers, "get_cuda_kernel_launch_stats");
+        let mut got = rows(
+            dir,
+            files,
+            "SELECT rank, correlation, cpu_duration_ps, gpu_duration_ps, launch_delay_ps, \
+             short_kernel, runtime_outlier, launch_delay_outlier FROM kernel_launch_stats",
+        );
+        assert_eq!(got.len(), want.len(), "{dir}");
+        assert!(!got.is_empty(), "{dir}");
+        let key = |rank: i64, correlation: i64, cpu: f64| (rank, correlation, (cpu * 1e6) as i64);
+        want.sort_by_key(|w| {
+            key(
+                w["rank"].parse().unwrap(),
+                w["correlation"].parse().unwrap(),
+                w["cpu_duration"].parse().unwrap(),
+            )
+        });
+        got.sort_by_key(|r| {
+            key(
+                i(r, "rank"),
+                i(r, "correlation"),
+                us(i(r, "cpu_duration_ps")),
+            )
+        });
+        for (r, w) in got.iter().zip(&want) {
+            let f = |k: &str| w[k].parse::<f64>().unwrap();
+            assert_eq!(i(r, "rank").to_string(), w["rank"], "{dir}");
+            assert_eq!(i(r, "correlation").to_string(), w["correlation"], "{dir}");
+            // Durations are the trace's own numbers: exact everywhere.
+            assert_eq!(
+                us(i(r, "cpu_duration_ps")),
+                f("cpu_duration"),
+                "{dir} {w:?}"
+            );
+            assert_eq!(
+                us(i(r, "gpu_duration_ps")),
+                f("gpu_duration"),
+                "{dir} {w:?}"
+            );
+            let delay = us(i(r, "launch_delay_ps"));
+            assert!(
+                (delay - f("launch_delay")).abs() <= bound,
+                "{dir} {w:?}: launch delay {delay}"
+            );
+            let (cpu, gpu, hta_delay) = (f("cpu_duration"), f("gpu_duration"), f("launch_delay"));
+            let b = |k: &str| r[k].as_bool().unwrap();
+            assert_eq!(b("short_kernel"), cpu <= 50.0 && gpu < cpu, "{dir} {w:?}");
+            assert_eq!(b("runtime_outlier"), cpu > 50.0, "{dir} {w:?}");
+            assert_eq!(b("launch_delay_outlier"), hta_delay > 100.0, "{dir} {w:?}");
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 1179 + 98 + 2516);
+}
+
+/// The queue length over time, per rank and stream: each change's time
+/// (from the rank's first change: HTA's origin is the earliest event of
+/// all ranks, ours each trace's) and the length after it, in order.
+#[test]
+fn queue_length_is_htas() {
+    let mut compared = 0;
+    for (dir, files, answers, within_us) in TRACES {
+        let bound = time_bound_us(within_us);
+        let want = answer(answers, "get_queue_length_time_series");
+        let got = rows(
+            dir,
+            files,
+            "SELECT rank, stream, ts_ps, queue_length FROM queue_length \
+             ORDER BY rank, stream, ts_ps, change DESC",
+        );
+        assert_eq!(got.len(), want.len(), "{dir}");
+        type Series = std::collections::BTreeMap<(String, String), Vec<(f64, String)>>;
+        let mut ours: Series = Default::default();
+        let mut htas: Series = Default::default();
+        let first_ours = |rank: i64| {
+            got.iter()
+                .filter(|r| i(r, "rank") == rank)
+                .map(|r| i(r, "ts_ps"))
+                .min()
+                .unwrap()
+        };
+        for r in &got {
+            let rank = i(r, "rank");
+            ours.entry((rank.to_string(), i(r, "stream").to_string()))
+                .or_default()
+                .push((
+                    us(i(r, "ts_ps") - first_ours(rank)),
+                    i(r, "queue_length").to_string(),
+                ));
+        }
+        for w in &want {
+            let first = want
+                .iter()
+                .filter(|x| x["rank"] == w["rank"])
+                .map(|x| x["ts"].parse::<f64>().unwrap())
+                .fold(f64::INFINITY, f64::min);
+            htas.entry((w["rank"].clone(), w["stream"].clone()))
+                .or_default()
+                .push((
+                    w["ts"].parse::<f64>().unwrap() - first,
+                    w["queue_length"].clone(),
+                ));
+        }
+        for series in htas.values_mut() {
+            // HTA's rows are each stream's in time order already; ties none.
+            assert!(series.windows(2).all(|p| p[0].0 < p[1].0), "{dir}");
+        }
+        assert_eq!(
+            ours.keys().collect::<Vec<_>>(),
+            htas.keys().collect::<Vec<_>>(),
+            "{dir}"
+        );
+        for (stream, series) in &ours {
+            let hta = &htas[stream];
+            assert_eq!(series.len(), hta.len(), "{dir} {stream:?}");
+            for (a, b) in series.iter().zip(hta) {
+                assert_eq!(a.1, b.1, "{dir} {stream:?} at {}", a.0);
+                assert!(
+                    (a.0 - b.0).abs() <= bound,
+                    "{dir} {stream:?}: {} vs {}",
+                    a.0,
+                    b.0
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert_eq!(compared, 2358 + 196 + 5032);
+}
+
+/// The summary per rank and stream: count, least, percentiles and greatest
+/// exactly; the mean and standard deviation to the last bits that
+/// pandas' and DataFusion's different summation orders leave (1e-12 of
+/// the value).
+#[test]
+fn queue_length_summary_is_htas() {
+    let mut compared = 0;
+    for (dir, files, answers, _) in TRACES {
+        let want = answer(answers, "get_queue_length_summary");
+        let got = rows(
+            dir,
+            files,
+            "SELECT * FROM queue_length_summary ORDER BY rank, stream",
+        );
+        assert_eq!(got.len(), want.len(), "{dir}");
+        for (r, w) in got.iter().zip(&want) {
+            let f = |k: &str| w[k].parse::<f64>().unwrap();
+            assert_eq!(i(r, "rank").to_string(), w["rank"], "{dir}");
+            assert_eq!(i(r, "stream").to_string(), w["stream"], "{dir}");
+            assert_eq!(
+                i(r, "changes").to_string(),
+                w["queue_length_count"],
+                "{dir}"
+            );
+            for (ours, hta) in [
+                ("min_length", "queue_length_min"),
+                ("p25_length", "queue_length_25%"),
+                ("median_length", "queue_length_50%"),
+                ("p75_length", "queue_length_75%"),
+                ("max_length", "queue_length_max"),
+            ] {
+                assert_eq!(r[ours].as_f64().unwrap(), f(hta), "{dir} {w:?}: {ours}");
+            }
+            for (ours, hta) in [
+                ("mean_length", "queue_length_mean"),
+                ("stddev_length", "queue_length_std"),
+            ] {
+                let v = r[ours].as_f64().unwrap();
+                assert!(
+                    (v - f(hta)).abs() <= 1e-12 * f(hta).abs(),
+                    "{dir} {w:?}: {ours} {v}"
+                );
+            }
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 10 + 2 + 2);
+}
+
+/// HTA's `TraceDiff.compare_traces` between the two ranks of
+/// `sampled_2rank` (control rank 0, test rank 1; each rank's first
+/// profiler step, CPU and GPU): every op and kernel name HTA lists, with
+/// its counts and total durations on each side, their differences, and
+/// HTA's change category; the names on one side only are HTA's added and
+/// deleted ops (`only_in`).
+#[test]
+fn diff_kineto_ops_is_htas_compare_traces() {
+    let (dir, files, answers, _) = TRACES[0];
+    let ids = rows(
+        dir,
+        files,
+        "SELECT DISTINCT trace_id, rank FROM kineto_ops ORDER BY rank",
+    );
+    let (a, b) = (i(&ids[0], "trace_id"), i(&ids[1], "trace_id"));
+    assert_eq!((i(&ids[0], "rank"), i(&ids[1], "rank")), (0, 1));
+    let got = rows(
+        dir,
+        files,
+        &format!("SELECT * FROM diff_kineto_ops('{a}', '{b}')"),
+    );
+    let want = answer(answers, "compare_traces");
+    assert_eq!(got.len(), want.len());
+    let (mut added, mut deleted) = (0, 0);
+    for w in &want {
+        let f = |k: &str| w[k].parse::<f64>().unwrap();
+        let r = got
+            .iter()
+            .find(|r| s(r, "name") == w["name"])
+            .unwrap_or_else(|| panic!("no row for {:?}", w["name"]));
+        let num = |k: &str| r.get(k).and_then(|v| v.as_f64()).unwrap_or(0.0);
+        assert_eq!(num("a_occurrences"), f("control_counts"), "{w:?}");
+        assert_eq!(num("b_occurrences"), f("test_counts"), "{w:?}");
+        assert_eq!(
+            num("a_total_duration_us"),
+            f("control_total_duration"),
+            "{w:?}"
+        );
+        assert_eq!(
+            num("b_total_duration_us"),
+            f("test_total_duration"),
+            "{w:?}"
+        );
+        assert_eq!(num("diff"), f("diff_duration"), "{w:?}");
+        let diff_counts = num("b_occurrences") - num("a_occurrences");
+        assert_eq!(diff_counts, f("diff_counts"), "{w:?}");
+        let category = match diff_counts {
+            d if d > 0.0 => "+",
+            d if d < 0.0 => "-",
+            _ => "=",
+        };
+        assert_eq!(category, w["counts_change_categories"], "{w:?}");
+        match r.get("only_in").and_then(|v| v.as_str()) {
+            Some("b") => {
+                assert_eq!(f("control_counts"), 0.0, "{w:?}");
+                added += 1;
+            }
+            Some("a") => {
+                assert_eq!(f("test_counts"), 0.0, "{w:?}");
+                deleted += 1;
+            }
+            _ => assert!(f("control_counts") > 0.0 && f("test_counts") > 0.0, "{w:?}"),
+        }
+    }
+    assert!(added > 0 && deleted > 0, "{added} added, {deleted} deleted");
 }

@@ -2,7 +2,8 @@
 //! profiles, every key of an analysis view, not a top 10.
 //!
 //! `diff_hlo_stats('baseline', 'candidate')` (and `diff_device_busy`,
-//! `diff_kernel_stats`, `diff_step_stats`, `diff_unit_utilization`) takes two sides, each a
+//! `diff_kernel_stats`, `diff_step_stats`, `diff_unit_utilization`,
+//! `diff_kineto_ops`) takes two sides, each a
 //! run name (`traces.run`), a trace id, or trace ids separated by commas
 //! (`'0,1'`), and returns one row per key found on either side: the
 //! measures of side `a` and `b` (NULL where the key is on one side only,
@@ -45,7 +46,8 @@ pub struct DiffDef {
     pub name: &'static str,
     /// What it compares.
     pub doc: &'static str,
-    /// The view (or table) it reads; it has a `trace_id` column.
+    /// The view (or table, or a parenthesized `SELECT` over one) it reads;
+    /// it has a `trace_id` column.
     pub source: &'static str,
     /// Key columns of the view: a row per key found on either side.
     pub keys: &'static [&'static str],
@@ -113,6 +115,16 @@ pub const DIFFS: &[DiffDef] = &[
             m("busy_fraction", "avg(x.busy_fraction)"),
             m("busy_us", "sum(x.busy_ps) / 1e6"),
             m("instructions", "sum(x.instructions)"),
+        ],
+    },
+    DiffDef {
+        name: "diff_kineto_ops",
+        doc: "Per op or kernel name of `kineto_ops` (PyTorch Kineto traces) in each trace's first profiler step (HTA's `TraceDiff.compare_traces` default), summed over each side's traces: total duration and occurrences on each side, the duration difference (b − a), ratio and ranks; `only_in` gives HTA's added ('b') and deleted ('a') ops.",
+        source: "(SELECT * FROM kineto_ops WHERE iteration = first_iteration)",
+        keys: &["name"],
+        measures: &[
+            m("total_duration_us", "sum(x.dur_ps) / 1e6"),
+            m("occurrences", "count(*)"),
         ],
     },
 ];
