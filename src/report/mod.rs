@@ -13,6 +13,7 @@
 
 mod kernel;
 mod page;
+mod pytorch;
 pub mod svg;
 
 pub use page::Result;
@@ -687,6 +688,7 @@ pub async fn report(session: &ProfileSession, title: &str) -> Result<String> {
         llo(session).await?,
         kernel::section(session).await?,
         proton(session).await?,
+        pytorch::section(session).await?,
     ]
     .into_iter()
     .flatten()

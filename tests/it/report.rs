@@ -239,6 +239,7 @@ async fn every_fixture_report_opens_and_shows_the_views_numbers() {
             "unit_utilization",
             "proton_kernels",
             "llo_region_profile",
+            "gpu_kernels",
         ] {
             assert_bars_proportional(&dom, chart, &input);
         }
@@ -263,6 +264,7 @@ async fn every_fixture_report_opens_and_shows_the_views_numbers() {
             "step_stats",
             "unit_utilization",
             "proton_kernels",
+            "gpu_kernels",
         ] {
             if dom.contains(&format!("data-chart=\"{chart}\"")) {
                 charts_seen.insert(chart);
@@ -290,6 +292,19 @@ async fn every_fixture_report_opens_and_shows_the_views_numbers() {
         )
         .await;
         assert_values(&dom, "kernel_stats", &f64s(&kernels, "ps"), &input);
+        // Top GPU kernels of the Chrome traces (Kineto's): gpu_kernels.
+        let chrome_kernels = query_rows(
+            std::slice::from_ref(&input),
+            "SELECT sum(dur_ps) AS total_ps FROM gpu_kernels WHERE source_format = 'chrome_trace' \
+             GROUP BY name ORDER BY total_ps DESC, name LIMIT 15",
+        )
+        .await;
+        assert_values(
+            &dom,
+            "gpu_kernels",
+            &f64s(&chrome_kernels, "total_ps"),
+            &input,
+        );
         // Busy timeline: a lane of cells per device of device_ops; on the
         // XLA CPU captures (one thread of ops, outermost at depth 1) the
         // cells' busy shares add up to device_busy's busy time.
@@ -353,6 +368,7 @@ async fn every_fixture_report_opens_and_shows_the_views_numbers() {
             "step_stats",
             "unit_utilization",
             "proton_kernels",
+            "gpu_kernels",
         ] {
             assert!(
                 charts_seen.contains(chart),
@@ -598,4 +614,128 @@ async fn the_kernel_section_shows_regions_occupancy_and_bundles() {
     .await;
     let outlined = &picture[picture.find("class=\"hot\"").expect("a hot region")..];
     assert!(outlined.contains(&format!("data-start=\"{}\"", i(&hot[0], "start_bundle"))));
+}
+
+/// The marks of a stacked chart as (`data-value`, laid-out height) pairs:
+/// each segment's height is its value on one scale (up to the 0.1 px the
+/// SVG rounds to), so a segment drawn from another number than its value
+/// fails.
+fn assert_stacks_proportional(dom: &str, chart: &str) {
+    let fig = figure_of(dom, chart);
+    let segments: Vec<(f64, f64)> = fig
+        .split("<rect ")
+        .skip(1)
+        .filter(|mark| mark.contains("data-value=\""))
+        .map(|mark| {
+            let read = |name: &str| -> f64 {
+                let at = mark.find(name).unwrap() + name.len();
+                mark[at..at + mark[at..].find('"').unwrap()]
+                    .parse()
+                    .unwrap()
+            };
+            (read("data-value=\""), read("data-drawn-height=\""))
+        })
+        .collect();
+    let &(top_value, top_height) = segments
+        .iter()
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .unwrap_or_else(|| panic!("{chart}: no segment"));
+    assert!(top_height > 20.0, "{chart}: {segments:?}");
+    for &(value, height) in &segments {
+        let want = value / top_value * top_height;
+        assert!(
+            (height - want).abs() <= 0.15,
+            "{chart}: a segment of {value} is {height} px high, not {want}"
+        );
+    }
+}
+
+/// A PyTorch user's report of a folder of two ranks (HTA's own test
+/// trace): the top kernels from `gpu_kernels`, the kernel-type breakdown
+/// with its overlaps, the temporal breakdown per rank and the idle time
+/// per stream, each mark the view's number in the order drawn, laid out
+/// by Chromium in proportion.
+#[tokio::test]
+async fn the_pytorch_section_draws_htas_views_per_rank() {
+    let input = fixture("hta/sampled_2rank");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ranks.html");
+    report_of(&input, &out);
+    let Some(browser) = chromium() else {
+        assert!(std::env::var_os("XPROF_SQL_NO_BROWSER").is_some());
+        return;
+    };
+    let dom = dom_of(&browser, &out);
+    assert!(dom.contains("data-errors=\"\""), "script errors");
+    assert!(dom.contains("id=\"pytorch\""));
+    let q = |sql: &'static str| {
+        let input = input.clone();
+        async move { query_rows(&[input], sql).await }
+    };
+    let kernels = q("SELECT sum(dur_ps) AS total_ps FROM gpu_kernels \
+                     GROUP BY name ORDER BY total_ps DESC, name LIMIT 15")
+    .await;
+    assert_eq!(kernels.len(), 15);
+    assert_values(&dom, "gpu_kernels", &f64s(&kernels, "total_ps"), &input);
+    assert_bars_proportional(&dom, "gpu_kernels", &input);
+    // Stacked: per rank (then stream), the series in the drawn order, the
+    // positive values only.
+    let positive = |rows: &[Row], columns: &[&str]| -> Vec<f64> {
+        rows.iter()
+            .flat_map(|r| columns.iter().map(|c| r[*c].as_f64().unwrap()))
+            .filter(|v| *v > 0.0)
+            .collect()
+    };
+    let types = q(
+        "WITH t AS (SELECT DISTINCT kernel_type FROM gpu_kernel_type_breakdown), \
+                   r AS (SELECT DISTINCT rank FROM gpu_kernel_type_breakdown) \
+                   SELECT r.rank, t.kernel_type, coalesce(b.time_ps, 0) AS time_ps \
+                   FROM r CROSS JOIN t LEFT JOIN gpu_kernel_type_breakdown b \
+                   ON b.rank = r.rank AND b.kernel_type = t.kernel_type \
+                   ORDER BY r.rank, t.kernel_type",
+    )
+    .await;
+    assert!(
+        types
+            .iter()
+            .any(|r| s(r, "kernel_type").contains("overlapping"))
+    );
+    assert_values(
+        &dom,
+        "gpu_kernel_type_breakdown",
+        &positive(&types, &["time_ps"]),
+        &input,
+    );
+    let temporal =
+        q("SELECT compute_ps, non_compute_ps, idle_ps FROM temporal_breakdown ORDER BY rank").await;
+    assert_eq!(temporal.len(), 2);
+    assert_values(
+        &dom,
+        "temporal_breakdown",
+        &positive(&temporal, &["compute_ps", "non_compute_ps", "idle_ps"]),
+        &input,
+    );
+    let idle = q("SELECT rank, stream, \
+                  sum(CASE WHEN idle_category = 'host_wait' THEN idle_ps ELSE 0 END) AS host_wait, \
+                  sum(CASE WHEN idle_category = 'kernel_wait' THEN idle_ps ELSE 0 END) AS kernel_wait, \
+                  sum(CASE WHEN idle_category = 'other' THEN idle_ps ELSE 0 END) AS other \
+                  FROM idle_time_breakdown GROUP BY rank, stream ORDER BY rank, stream")
+    .await;
+    assert!(idle.len() >= 4, "{idle:?}");
+    assert_values(
+        &dom,
+        "idle_time_breakdown",
+        &positive(&idle, &["host_wait", "kernel_wait", "other"]),
+        &input,
+    );
+    for chart in [
+        "gpu_kernel_type_breakdown",
+        "temporal_breakdown",
+        "idle_time_breakdown",
+    ] {
+        assert_stacks_proportional(&dom, chart);
+    }
+    // The categories name the ranks (and streams), in order.
+    let temporal_fig = figure_of(&dom, "temporal_breakdown");
+    assert!(temporal_fig.find("rank 0").unwrap() < temporal_fig.find("rank 1").unwrap());
 }
