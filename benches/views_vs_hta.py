@@ -16,8 +16,8 @@ TRACE_DIR holds the trace files HTA reads (one per rank; e.g. the folder
   that `xprof-sql convert TRACE_DIR -o DATASET` wrote once (its time is
   printed too).
 
-Answers go to /dev/null (`--format csv -o /dev/null`); each process is
-started afresh, so the times include start-up. Prints a markdown table of
+Answers are written as CSV to a pipe this script reads and drops; each
+process is started afresh, so the times include start-up. Prints a markdown table of
 medians and the ratios HTA / xprof-sql. Standard library only.
 """
 
@@ -103,7 +103,7 @@ def main():
 
     rows = []
     for view, sql, call in ANALYSES:
-        query = ["--format", "csv", "-o", "/dev/null"]
+        query = ["--format", "csv"]
         raw = median_of(args.runs, [args.xprof_sql, "query", args.trace_dir, "-e", sql, *query])
         after = median_of(args.runs, [args.xprof_sql, "query", dataset, "-e", sql, *query])
         hta = None

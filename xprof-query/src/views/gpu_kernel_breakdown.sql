@@ -32,32 +32,32 @@ ranked AS (
   FROM totals
 ),
 -- pandas' quantile(0.8) of the running totals: position (n − 1) · 0.8
--- (0-based), interpolated between its two neighbours.
+-- (0-based), interpolated between its two neighbours, read with window
+-- functions over `ranked` (a join back to it would compute
+-- `kineto_gpu_events` again for each reference).
 cut AS (
-  SELECT trace_id, rank, kernel_type, type_names,
+  SELECT *,
          CAST(floor((type_names - 1) * 0.8) AS BIGINT) + 1 AS lo_position,
          (type_names - 1) * 0.8 - floor((type_names - 1) * 0.8) AS fraction
   FROM ranked
-  WHERE position = 1
 ),
 quantile AS (
-  SELECT c.trace_id, c.rank, c.kernel_type,
-         CAST(lo.running_ps AS DOUBLE)
-           + (CAST(coalesce(hi.running_ps, lo.running_ps) AS DOUBLE) - CAST(lo.running_ps AS DOUBLE))
-             * c.fraction AS quantile_ps
-  FROM cut c
-  JOIN ranked lo ON lo.trace_id = c.trace_id AND (lo.rank IS NOT DISTINCT FROM c.rank)
-    AND lo.kernel_type = c.kernel_type AND lo.position = c.lo_position
-  LEFT JOIN ranked hi ON hi.trace_id = c.trace_id AND (hi.rank IS NOT DISTINCT FROM c.rank)
-    AND hi.kernel_type = c.kernel_type AND hi.position = c.lo_position + 1
+  SELECT *,
+         max(CASE WHEN position = lo_position THEN running_ps END)
+           OVER (PARTITION BY trace_id, rank, kernel_type) AS lo_ps,
+         max(CASE WHEN position = lo_position + 1 THEN running_ps END)
+           OVER (PARTITION BY trace_id, rank, kernel_type) AS hi_ps
+  FROM cut
 ),
 grouped AS (
-  SELECT r.trace_id, r.rank, r.kernel_type, r.name,
-         CASE WHEN r.type_names > 10 AND (r.running_ps > q.quantile_ps OR r.position > 10)
-              THEN 'others' ELSE r.name END AS group_name
-  FROM ranked r
-  JOIN quantile q ON q.trace_id = r.trace_id AND (q.rank IS NOT DISTINCT FROM r.rank)
-    AND q.kernel_type = r.kernel_type
+  SELECT trace_id, rank, kernel_type, name,
+         CASE WHEN type_names > 10
+                   AND (CAST(running_ps AS DOUBLE)
+                          > CAST(lo_ps AS DOUBLE)
+                            + (CAST(coalesce(hi_ps, lo_ps) AS DOUBLE) - CAST(lo_ps AS DOUBLE)) * fraction
+                        OR position > 10)
+              THEN 'others' ELSE name END AS group_name
+  FROM quantile
 )
 SELECT p.trace_id, p.rank, p.kernel_type, g.group_name AS name,
        count(DISTINCT p.name) AS names, count(*) AS launches,

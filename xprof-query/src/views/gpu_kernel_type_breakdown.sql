@@ -35,21 +35,29 @@ WITH unions AS (
   FROM kineto_gpu_events
   GROUP BY trace_id, rank
 ),
+-- The seven sets are a cross join with their labels, so `unions` (and
+-- `kineto_gpu_events` under it) is computed once, not once per set.
 sets AS (
-  SELECT trace_id, rank, u7, 'COMPUTATION' AS kernel_type, u7 - u6 AS time_ps FROM unions
-  UNION ALL
-  SELECT trace_id, rank, u7, 'COMMUNICATION', u7 - u5 FROM unions
-  UNION ALL
-  SELECT trace_id, rank, u7, 'MEMORY', u7 - u3 FROM unions
-  UNION ALL
-  SELECT trace_id, rank, u7, 'COMPUTATION overlapping COMMUNICATION', u5 + u6 - u4 - u7 FROM unions
-  UNION ALL
-  SELECT trace_id, rank, u7, 'COMPUTATION overlapping MEMORY', u3 + u6 - u2 - u7 FROM unions
-  UNION ALL
-  SELECT trace_id, rank, u7, 'COMMUNICATION overlapping MEMORY', u3 + u5 - u1 - u7 FROM unions
-  UNION ALL
-  SELECT trace_id, rank, u7, 'COMPUTATION overlapping COMMUNICATION overlapping MEMORY',
-         u1 + u2 + u4 - u3 - u5 - u6 + u7 FROM unions
+  SELECT u.trace_id, u.rank, u.u7, l.kernel_type,
+         CASE l.set_id
+           WHEN 1 THEN u.u7 - u.u6
+           WHEN 2 THEN u.u7 - u.u5
+           WHEN 3 THEN u.u7 - u.u3
+           WHEN 4 THEN u.u5 + u.u6 - u.u4 - u.u7
+           WHEN 5 THEN u.u3 + u.u6 - u.u2 - u.u7
+           WHEN 6 THEN u.u3 + u.u5 - u.u1 - u.u7
+           ELSE u.u1 + u.u2 + u.u4 - u.u3 - u.u5 - u.u6 + u.u7
+         END AS time_ps
+  FROM unions u
+  CROSS JOIN (VALUES
+    (1, 'COMPUTATION'),
+    (2, 'COMMUNICATION'),
+    (3, 'MEMORY'),
+    (4, 'COMPUTATION overlapping COMMUNICATION'),
+    (5, 'COMPUTATION overlapping MEMORY'),
+    (6, 'COMMUNICATION overlapping MEMORY'),
+    (7, 'COMPUTATION overlapping COMMUNICATION overlapping MEMORY')
+  ) AS l(set_id, kernel_type)
 )
 SELECT trace_id, rank, kernel_type, time_ps, 100.0 * time_ps / u7 AS pct
 FROM sets

@@ -53,14 +53,20 @@ kept AS (
   LEFT JOIN last_step s ON s.trace_id = c.trace_id
   WHERE coalesce(s.names, 0) < 2 OR c.ts_ps < s.last_step_ps
 ),
-changes AS (
-  SELECT c.trace_id, g.rank, g.stream, c.ts_ps, c.event_id, 1 AS change
+-- Each launch and its GPU event, paired once; each pair is two changes.
+pairs AS (
+  SELECT c.trace_id, g.rank, g.stream, c.ts_ps AS call_ps, c.event_id AS call_id,
+         g.ts_ps AS gpu_ps, g.event_id AS gpu_id
   FROM kept c
   JOIN kineto_gpu_events g ON g.trace_id = c.trace_id AND g.correlation = c.correlation
-  UNION ALL
-  SELECT g.trace_id, g.rank, g.stream, g.ts_ps, g.event_id, -1 AS change
-  FROM kineto_gpu_events g
-  WHERE EXISTS (SELECT 1 FROM kept c WHERE c.trace_id = g.trace_id AND c.correlation = g.correlation)
+),
+changes AS (
+  SELECT p.trace_id, p.rank, p.stream,
+         CASE WHEN d.change = 1 THEN p.call_ps ELSE p.gpu_ps END AS ts_ps,
+         CASE WHEN d.change = 1 THEN p.call_id ELSE p.gpu_id END AS event_id,
+         d.change
+  FROM pairs p
+  CROSS JOIN (VALUES (1), (-1)) AS d(change)
 )
 SELECT trace_id, rank, stream, ts_ps, event_id, change,
        sum(change) OVER (PARTITION BY trace_id, stream ORDER BY ts_ps, change DESC, event_id
