@@ -745,3 +745,36 @@ fn diff_kineto_ops_is_htas_compare_traces() {
     }
     assert!(added > 0 && deleted > 0, "{added} added, {deleted} deleted");
 }
+
+/// HTA's `others` rule where its 0.8-quantile half decides: a type of
+/// exactly 11 names (tests/fixtures/hta/eleven_names, made by
+/// make_eleven_names.py), where the quantile of the running totals is the
+/// ninth's, so names 10 and 11 are grouped, while "past the tenth" alone
+/// would group name 11 only. The same rows and totals as HTA's (HTA's other
+/// statistics of a grouped type are over the names' totals, not launches:
+/// docs/analyses.md).
+#[test]
+fn gpu_kernel_breakdown_groups_others_by_htas_quantile_at_eleven_names() {
+    let got = rows(
+        "eleven_names",
+        &["rank-0.json.gz"],
+        "SELECT name, names, launches, sum_ps FROM gpu_kernel_breakdown ORDER BY sum_ps DESC, name",
+    );
+    let want = answer("eleven_names", "get_gpu_kernel_breakdown_1");
+    let names = |rows: Vec<(String, i64)>| {
+        rows.into_iter()
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let ours = names(got.iter().map(|r| (s(r, "name"), i(r, "sum_ps"))).collect());
+    let htas = names(
+        want.iter()
+            .map(|w| {
+                let us: i64 = w["sum (us)"].parse().unwrap();
+                (w["name"].clone(), us * 1_000_000)
+            })
+            .collect(),
+    );
+    assert_eq!(ours, htas);
+    let others = got.iter().find(|r| s(r, "name") == "others").unwrap();
+    assert_eq!((i(others, "names"), i(others, "launches")), (2, 3));
+}
