@@ -2,6 +2,10 @@
 //! on a Parquet dataset of more than 10 M events, in process. DuckDB runs
 //! the same files with `benches/duckdb_queries.py`.
 //!
+//! `$XPROF_SQL_BENCH_QUERIES` names another folder of `.sql` files (the
+//! second set, `benches/queries_kineto`, is written against a converted
+//! Kineto trace).
+//!
 //! The dataset is `$XPROF_SQL_BENCH_DATASET` when set, else a synthetic
 //! TPU-shaped profile of 512 MiB (13.6 M events, 10 TPU planes; input
 //! synthetic, documented names) generated and converted once into the
@@ -62,7 +66,10 @@ fn bench_queries(c: &mut Criterion) {
         s.open(&[&ds], &OpenOptions::default()).await.unwrap();
         s
     });
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/queries");
+    let dir = std::env::var("XPROF_SQL_BENCH_QUERIES").map_or_else(
+        |_| Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/queries"),
+        PathBuf::from,
+    );
     let mut queries: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
