@@ -134,8 +134,9 @@ fn assert_values(dom: &str, chart: &str, want: &[f64], input: &Path) {
     }
 }
 
-/// The marks of `chart` as (`data-value`, laid-out width) pairs.
-fn drawn_widths(dom: &str, chart: &str) -> Vec<(f64, f64)> {
+/// The marks of `chart` as (`data-value`, laid-out size) pairs, the size
+/// being `data-drawn-width` or `data-drawn-height` ([`MEASURE`]).
+fn drawn_sizes(dom: &str, chart: &str, size: &str) -> Vec<(f64, f64)> {
     let attr = format!("data-chart=\"{chart}\"");
     let Some(start) = dom.find(&attr) else {
         return Vec::new();
@@ -155,7 +156,7 @@ fn drawn_widths(dom: &str, chart: &str) -> Vec<(f64, f64)> {
                     .parse()
                     .unwrap()
             };
-            (read("data-value=\""), read("data-drawn-width=\""))
+            (read("data-value=\""), read(&format!("{size}=\"")))
         })
         .collect()
 }
@@ -163,7 +164,7 @@ fn drawn_widths(dom: &str, chart: &str) -> Vec<(f64, f64)> {
 /// A horizontal bar chart as the browser laid it out: each bar's width is
 /// its value on one scale (up to the 0.1 px the SVG rounds to).
 fn assert_bars_proportional(dom: &str, chart: &str, input: &Path) {
-    let bars = drawn_widths(dom, chart);
+    let bars = drawn_sizes(dom, chart, "data-drawn-width");
     let Some(&(top_value, top_width)) = bars.iter().max_by(|a, b| a.0.total_cmp(&b.0)) else {
         return;
     };
@@ -621,21 +622,7 @@ async fn the_kernel_section_shows_regions_occupancy_and_bundles() {
 /// SVG rounds to), so a segment drawn from another number than its value
 /// fails.
 fn assert_stacks_proportional(dom: &str, chart: &str) {
-    let fig = figure_of(dom, chart);
-    let segments: Vec<(f64, f64)> = fig
-        .split("<rect ")
-        .skip(1)
-        .filter(|mark| mark.contains("data-value=\""))
-        .map(|mark| {
-            let read = |name: &str| -> f64 {
-                let at = mark.find(name).unwrap() + name.len();
-                mark[at..at + mark[at..].find('"').unwrap()]
-                    .parse()
-                    .unwrap()
-            };
-            (read("data-value=\""), read("data-drawn-height=\""))
-        })
-        .collect();
+    let segments = drawn_sizes(dom, chart, "data-drawn-height");
     let &(top_value, top_height) = segments
         .iter()
         .max_by(|a, b| a.0.total_cmp(&b.0))
