@@ -190,6 +190,14 @@ async fn compare_on_a_cluster() {
     let here = rows(&local.collect(ignore).await.unwrap());
     assert_ne!(here, rows(&local.collect(&respect).await.unwrap()));
     assert_eq!(rows(&remote.collect(ignore).await.unwrap()), here);
+
+    // `events_db`'s provider (its inputs run inside it, in the client)
+    // beside a Parquet scan answers as locally.
+    let beside = "SELECT (SELECT count(*) FROM events_db) AS events, \
+                  (SELECT count(*) FROM devices) AS devices";
+    let here = rows(&local.collect(beside).await.unwrap());
+    assert!(here.len() == 1 && !here[0].starts_with('0'), "{here:?}");
+    assert_eq!(rows(&remote.collect(beside).await.unwrap()), here);
 }
 
 /// Whether the answer of `sql` is ordered: its plan ends in a sort (under

@@ -305,3 +305,94 @@ async fn trace_args_write_doubles_as_xprof_across_a_carry() {
     );
     assert_eq!(got, [["big=1e+06,plain=0.25,small=0.0001"]]);
 }
+
+/// Every cell as text, NULL as `␀` (unlike an empty string), with the
+/// columns' names and types first.
+fn typed_cells(batches: &[RecordBatch]) -> Vec<Vec<String>> {
+    let options = FormatOptions::default().with_null("␀");
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for b in batches {
+        for i in 0..b.num_rows() {
+            rows.push(
+                b.columns()
+                    .iter()
+                    .map(|c| {
+                        ArrayFormatter::try_new(c.as_ref(), &options)
+                            .unwrap()
+                            .value(i)
+                            .to_string()
+                    })
+                    .collect(),
+            );
+        }
+    }
+    rows.sort();
+    if let Some(b) = batches.first() {
+        let schema = b.schema();
+        let fields = schema.fields().iter();
+        rows.insert(
+            0,
+            fields
+                .map(|f| format!("{}: {}", f.name(), f.data_type()))
+                .collect(),
+        );
+    }
+    rows
+}
+
+/// The provider that computes `events_db` gives the rows of the view's SQL
+/// definition (`xprof-sql schema events_db`), whole, counted, and for
+/// projections that leave out each of its costly parts (stats, steps,
+/// nested ops, HLO instructions, TPU step and module names), on every
+/// fixture (host steps, GPU kernels and their instructions, TPU ops with
+/// nested ops and metadata stats).
+#[tokio::test]
+async fn the_provider_gives_the_rows_of_the_sql_definition() {
+    let view = xprof_sql::query::views::VIEWS
+        .iter()
+        .find(|v| v.name == "events_db")
+        .expect("the events_db view");
+    let definition = format!("({}) AS reference", view.sql.trim().trim_end_matches(';'));
+    for rel in FIXTURES {
+        // The project's layout: `events` is the table the definition reads.
+        let mut s = ProfileSession::with_limits(SessionOptions::default()).unwrap();
+        s.open(
+            &[fixture(&format!("{rel}.xplane.pb"))],
+            &OpenOptions::default(),
+        )
+        .await
+        .unwrap();
+        for columns in [
+            "*",
+            "count(*) AS n",
+            "device, step, start_ns, end_ns",
+            "kernel_details, flow, source_line, category",
+            "self_time_ns, kernel_name, stream_id, thread_id, thread_name, correlation_id",
+            "hlo_op, hlo_module, tf_op_name, tf_op_type, input_tensors, output_tensors",
+            "trace_args, flops, memory_accessed",
+        ] {
+            let mut got = Vec::new();
+            for from in ["events_db", definition.as_str()] {
+                let sql = format!("SELECT {columns} FROM {from}");
+                let batches = s.sql(&sql).await.unwrap().collect().await.unwrap();
+                got.push(typed_cells(&batches));
+            }
+            assert!(got[0].len() > 1, "{rel}: {columns}: no rows");
+            let only = |a: &Vec<Vec<String>>, b: &Vec<Vec<String>>| {
+                a.iter()
+                    .filter(|r| !b.contains(r))
+                    .take(3)
+                    .cloned()
+                    .collect::<Vec<_>>()
+            };
+            assert!(
+                got[0] == got[1],
+                "{rel}: {columns}: {} rows against {}; only the provider's: {:?}; only the SQL's: {:?}",
+                got[0].len(),
+                got[1].len(),
+                only(&got[0], &got[1]),
+                only(&got[1], &got[0]),
+            );
+        }
+    }
+}

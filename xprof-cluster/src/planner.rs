@@ -69,8 +69,8 @@ impl ClientPlanner {
             .create_physical_plan(plan, session)
             .await?;
         // Nothing for executors to read, or a recursive query (`WITH
-        // RECURSIVE`, or the `event_steps` walk that `events_db` also
-        // reads), which Ballista cannot run (the loop lives in one
+        // RECURSIVE`, the `event_steps` walk, or the `events_db` pass),
+        // which Ballista cannot run (the loop lives in one
         // process, and datafusion-proto 55 has no encoding for it): here.
         // A window function with `IGNORE NULLS`, whose option
         // datafusion-proto 55 loses when it encodes the plan (the executors
@@ -134,11 +134,13 @@ fn reads_files(node: &dyn ExecutionPlan) -> bool {
         })
 }
 
-/// Whether `node` is the loop of a recursive query, or the walk that
-/// computes `event_steps` (its input queries run inside it).
+/// Whether `node` is the loop of a recursive query, or a native view's
+/// provider run in one process: the walk that computes `event_steps`, or
+/// the pass that computes `events_db` (their input queries run inside them).
 fn is_recursive(node: &dyn ExecutionPlan) -> bool {
     node.is::<datafusion::physical_plan::recursive_query::RecursiveQueryExec>()
         || node.is::<xprof_query::event_steps::EventStepsExec>()
+        || node.is::<xprof_query::events_db::EventsDbExec>()
 }
 
 /// Whether `plan` (its subqueries included) has a window function with

@@ -8,7 +8,8 @@
 //! sessions that run SQL they did not write ([`SessionOptions::read_only`]).
 //! [`dictionary_aggregate`] groups by the tables' dictionary strings
 //! without hashing every row; [`event_steps`] computes the recursive
-//! `event_steps` view by a walk in memory. [`export`] writes a selection of events as
+//! `event_steps` view by a walk in memory and [`events_db`] XProf's Events
+//! DB in one pass over the events. [`export`] writes a selection of events as
 //! a timeline (Chrome JSON, Perfetto protobuf). [`check`] runs a rules
 //! file of SQL checks over a session, with verdicts and a JUnit report.
 //!
@@ -22,7 +23,7 @@
 //! opened, where each table's rows are) and register it through
 //! `catalog.rs` (a profile's tables, functions, views and diffs on a
 //! context), which reads [`tables`] (the providers), [`functions`],
-//! [`views`] (`views/*.sql` and [`event_steps`]) and [`diff`]. Below them
+//! [`views`] (`views/*.sql`, [`event_steps`] and [`events_db`]) and [`diff`]. Below them
 //! are `physical/` (the physical rules and plans: [`dictionary_aggregate`],
 //! [`single_trace_join`], the statement time limit) and `plan.rs` (planning
 //! helpers). [`export`] reads a session's tables into a timeline file;
@@ -52,5 +53,6 @@ pub use physical::{dictionary_aggregate, single_trace_join};
 pub use session::{EVENTS_DB_SCHEMA, ProfileSession, SessionOptions, default_config};
 pub use tables::{DEFAULT_SCHEMA, ProfileTables, StringColumns};
 pub use views::event_steps;
+pub use views::events_db;
 pub use xprof_convert;
 pub use xprof_format;

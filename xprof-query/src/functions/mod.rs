@@ -70,13 +70,13 @@ mod busy_ps;
 mod byte_length;
 mod descendants;
 mod event_tree;
-mod format_g;
+pub(crate) mod format_g;
 mod from_hex;
 mod lengths;
 mod op_parent;
 mod overlap_ps;
 mod parse_kernel_details;
-mod parse_tf_op;
+pub(crate) mod parse_tf_op;
 mod quantile_cont;
 mod read_profile;
 

@@ -37,8 +37,8 @@ WITH origins AS (
   GROUP BY t.trace_id
 ),
 lines AS (
-  SELECT t.trace_id, t.track_id, t.line_id, t.timestamp_ns, CAST(t.name AS VARCHAR) AS line_name,
-         d.name AS plane_name, d.plane_id,
+  SELECT t.trace_id, t.track_id, t.device_id, t.line_id, t.timestamp_ns,
+         CAST(t.name AS VARCHAR) AS line_name, d.name AS plane_name, d.plane_id,
          CASE WHEN d.name = '/host:CPU' THEN 'host'
               WHEN d.name LIKE '/device:GPU:%'
                    AND (t.name LIKE 'XLA Modules%' OR t.name LIKE 'XLA Ops%') THEN 'gpu_xla'
@@ -97,7 +97,9 @@ base AS (
          e.dur_ps, e.correlation_id, e.flops, e.bytes_accessed, e.program_id,
          CAST(e.hlo_op AS VARCHAR) AS hlo_op, CAST(e.hlo_module AS VARCHAR) AS hlo_module,
          CAST(e.tf_op AS VARCHAR) AS tf_op,
-         e.step_event_id, e.module_event_id
+         e.step_event_id, e.module_event_id,
+         -- For the native provider, which reads the metadata's stats itself.
+         l.device_id, e.metadata_id
   FROM events e
   JOIN kept l ON l.trace_id = e.trace_id AND l.track_id = e.track_id
   JOIN origins o ON o.trace_id = e.trace_id

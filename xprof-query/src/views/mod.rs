@@ -7,12 +7,15 @@
 //! definition, the SQL registered and printed. [`VIEWS`] lists the files
 //! and [`register_views`] creates them in the schema holding the tables.
 //! A view that SQL computes too slowly gets a provider giving the same
-//! rows another way ([`NativeView`]): `event_steps` ([`event_steps`]).
+//! rows another way ([`NativeView`]): `event_steps` ([`event_steps`]) and
+//! `events_db` ([`events_db`]).
 //!
 //! A new view is a new `NAME.sql` here, `view!("NAME")` in [`VIEWS`], and
 //! a golden query using it in tests/sql/.
 
 pub mod event_steps;
+pub mod events_db;
+mod nodes;
 
 pub use crate::catalog::register_views;
 
@@ -69,7 +72,7 @@ pub const VIEWS: &[ViewDef] = &[
     view!("kernel_stats"),
     view!("step_stats"),
     view!("event_steps", Some(event_steps::native_view)),
-    view!("events_db"),
+    view!("events_db", Some(events_db::native_view)),
     view!("kernel_launch"),
     view!("gpu_kernels"),
     view!("gpu_peaks"),
