@@ -174,6 +174,15 @@ pub fn input_sql(definition: &str, projection: &[usize]) -> Result<Vec<String>> 
         .map(|&input| match input_select(input) {
             (true, _) if input == Input::Base => format!("{ctes}\n{}", base_select(projection)),
             (true, select) => format!("{ctes}\n{select}"),
+            // Without `trace_args`, only the `stats` CTE's keys are read
+            // (an event's own stat overrides its metadata's of the same
+            // key only, so the rest cannot change them).
+            (false, select)
+                if matches!(input, Input::EventArgs | Input::MetadataArgs)
+                    && !projection.contains(&col::TRACE_ARGS) =>
+            {
+                format!("{select} WHERE key IN ('kernel_details', 'flow', 'source')")
+            }
             (false, select) => select.to_string(),
         })
         .collect())
