@@ -702,10 +702,12 @@ struct Lookups {
     steps: Steps,
     /// Time of the ops nested in each TPU op (the SQL's `nested`).
     nested: FxHashMap<EventKey, i64>,
-    instructions: FxHashMap<(i32, u64, String), Vec<Instruction>>,
+    /// By (trace, program id), then instruction name.
+    instructions: FxHashMap<(i32, u64), FxHashMap<String, Vec<Instruction>>>,
     names: FxHashMap<EventKey, String>,
     need: Need,
-    _reservation: MemoryReservation,
+    /// What `bytes` estimates, held in the session's memory pool.
+    reservation: MemoryReservation,
 }
 
 /// Column `index` of `batch` as `data_type`.
@@ -808,7 +810,6 @@ impl Lookups {
         need: Need,
         context: Arc<TaskContext>,
     ) -> Result<Arc<Self>> {
-        let reservation = MemoryConsumer::new("EventsDbExec").register(context.memory_pool());
         let mut me = Self {
             nodes: Nodes::default(),
             keys: Interner::default(),
@@ -823,8 +824,7 @@ impl Lookups {
             instructions: FxHashMap::default(),
             names: FxHashMap::default(),
             need,
-            _reservation: MemoryConsumer::new("EventsDbExec (shared)")
-                .register(context.memory_pool()),
+            reservation: MemoryConsumer::new("EventsDbExec").register(context.memory_pool()),
         };
         let mut parsers = Vec::new();
         let mut types = Interner::default();
@@ -878,14 +878,14 @@ impl Lookups {
             let mut args = read(Input::EventArgs)?;
             while let Some(batch) = args.next().await {
                 me.read_event_args(&batch?, &mut types)?;
-                reservation.try_resize(me.bytes())?;
+                me.reserve()?;
             }
             let mut metadata = read(Input::MetadataArgs)?;
             while let Some(batch) = metadata.next().await {
                 me.read_metadata_args(&batch?, &mut types)?;
             }
             me.settle_stats();
-            reservation.try_resize(me.bytes())?;
+            me.reserve()?;
         }
         if let Some(steps) = steps {
             me.steps = steps
@@ -938,9 +938,14 @@ impl Lookups {
                 }
             }
         }
-        reservation.try_resize(me.bytes())?;
-        me._reservation = reservation;
+        me.reserve()?;
         Ok(Arc::new(me))
+    }
+
+    /// Resizes the reservation to [`Lookups::bytes`].
+    fn reserve(&mut self) -> Result<()> {
+        let bytes = self.bytes();
+        self.reservation.try_resize(bytes)
     }
 
     /// Bytes held, for the memory pool (an estimate from the capacities).
@@ -955,13 +960,14 @@ impl Lookups {
             + self.metadata.len() * 64
     }
 
-    fn key_id(&mut self, key: Option<u32>) -> Option<u32> {
-        let key = key?;
-        while self.key_info.len() < self.keys.values.len() {
-            let info = KeyInfo::of(&self.keys.values[self.key_info.len()]);
-            self.key_info.push(info);
-        }
-        Some(key)
+    /// The key ids of a stats batch's `key` column, each key's
+    /// [`KeyInfo`] known.
+    fn key_ids(&mut self, keys: &ArrayRef) -> Result<Vec<Option<u32>>> {
+        let ids = self.keys.column(keys)?;
+        let known = self.key_info.len();
+        let new = self.keys.values[known..].iter().map(|k| KeyInfo::of(k));
+        self.key_info.extend(new.collect::<Vec<_>>());
+        Ok(ids)
     }
 
     fn read_event_args(&mut self, batch: &RecordBatch, types: &mut Interner) -> Result<()> {
@@ -969,13 +975,11 @@ impl Lookups {
         let trace = trace.as_primitive::<Int32Type>();
         let event = column(batch, 1, &DataType::Int64)?;
         let event = event.as_primitive::<Int64Type>();
-        let keys = self.keys.column(batch.column(2))?;
+        let keys = self.key_ids(batch.column(2))?;
         let values = Values::read(batch, 3, types, &mut self.strs)?;
         let kinds = type_kinds(types);
         for (row, &key) in keys.iter().enumerate() {
-            let Some(key) = self.key_id(key) else {
-                continue;
-            };
+            let Some(key) = key else { continue };
             if !self.need.trace_args && self.key_info[key as usize].pivot.is_none() {
                 continue;
             }
@@ -1003,13 +1007,11 @@ impl Lookups {
         let device = device.as_primitive::<Int32Type>();
         let metadata = column(batch, 2, &DataType::Int64)?;
         let metadata = metadata.as_primitive::<Int64Type>();
-        let keys = self.keys.column(batch.column(3))?;
+        let keys = self.key_ids(batch.column(3))?;
         let values = Values::read(batch, 4, types, &mut self.strs)?;
         let kinds = type_kinds(types);
         for (row, &key) in keys.iter().enumerate() {
-            let Some(key) = self.key_id(key) else {
-                continue;
-            };
+            let Some(key) = key else { continue };
             let (kind, value, as_uint) = values.value(row, &kinds);
             self.metadata
                 .entry((trace.value(row), device.value(row), metadata.value(row)))
@@ -1083,7 +1085,9 @@ impl Lookups {
                     .collect()
             });
             self.instructions
-                .entry((trace.value(row), program.value(row), n.to_string()))
+                .entry((trace.value(row), program.value(row)))
+                .or_default()
+                .entry(n.to_string())
                 .or_default()
                 .push(Instruction {
                     tf_op: opt_str(&tf_op, row).map(str::to_string),
@@ -1302,7 +1306,8 @@ impl Lookups {
             (Parser::GpuStream, Some(op), true) => {
                 let short = op.rsplit("::").next().unwrap_or(op);
                 self.instructions
-                    .get(&(trace, base.program.value(row), short.to_string()))
+                    .get(&(trace, base.program.value(row)))
+                    .and_then(|by_name| by_name.get(short))
                     .map_or(&[], Vec::as_slice)
             }
             _ => &[],
@@ -1815,7 +1820,7 @@ impl Out {
         }
         let rows = self.rows;
         let mut columns = Vec::with_capacity(projection.len());
-        for &c in projection {
+        for (at, &c) in projection.iter().enumerate() {
             let array: ArrayRef = match c {
                 col::DEVICE => done(&mut self.device)?,
                 col::STREAM_ID => done(&mut self.stream_id)?,
@@ -1841,7 +1846,7 @@ impl Out {
                 col::FLOW => done(&mut self.flow)?,
                 col::SOURCE_LINE => done(&mut self.source_line)?,
                 // hlo_fingerprint and the dcn_* columns: always NULL.
-                other => arrow::array::new_null_array(schema_type(other), rows),
+                _ => arrow::array::new_null_array(schema.field(at).data_type(), rows),
             };
             columns.push(array);
         }
@@ -1850,16 +1855,5 @@ impl Out {
             columns,
             &RecordBatchOptions::new().with_row_count(Some(rows)),
         )?)
-    }
-}
-
-/// The type of column `c` of [`COLUMNS`].
-fn schema_type(c: usize) -> &'static DataType {
-    match COLUMNS[c].1 {
-        ColumnType::Utf8 => &DataType::Utf8,
-        ColumnType::UInt32 => &DataType::UInt32,
-        ColumnType::UInt64 => &DataType::UInt64,
-        ColumnType::Int64 => &DataType::Int64,
-        ColumnType::ListUtf8 => &DataType::Utf8,
     }
 }
