@@ -23,41 +23,15 @@ Standard library only.
 
 import argparse
 import os
-import platform
-import re
 import statistics
-import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import processor, timed  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 QUERIES = os.path.join(HERE, "..", "tests", "fixtures", "events_db")
-
-
-def timed(cmd):
-    """(wall s, CPU s, peak RSS MiB) of one run of `cmd`."""
-    out = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"events_db_vs_xprof: {cmd[:3]} failed:\n{out.stderr[-3000:]}")
-    err = out.stderr
-
-    def field(name):
-        return re.search(re.escape(name) + r": (.*)", err).group(1).strip()
-
-    wall = field("Elapsed (wall clock) time (h:mm:ss or m:ss)")
-    seconds = 0.0
-    for part in wall.split(":"):
-        seconds = seconds * 60 + float(part)
-    cpu = float(field("User time (seconds)")) + float(field("System time (seconds)"))
-    return seconds, cpu, int(field("Maximum resident set size (kbytes)")) / 1024
-
-
-def processor():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 def main():

@@ -23,12 +23,11 @@ medians and the ratios HTA / xprof-sql. Standard library only.
 
 import argparse
 import os
-import platform
-import re
 import shutil
-import statistics
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import median_of, processor, timed  # noqa: E402
 
 # (view, SQL, HTA call on `a`, a TraceAnalysis)
 ANALYSES = [
@@ -48,40 +47,6 @@ ANALYSES = [
 ]
 
 
-def timed(cmd, env=None):
-    """(wall s, CPU s, peak RSS MiB) of one run of `cmd`."""
-    out = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, env=env)
-    if out.returncode != 0:
-        sys.exit(f"views_vs_hta: {cmd[:3]} failed:\n{out.stderr[-3000:]}")
-    err = out.stderr
-
-    def field(name):
-        return re.search(re.escape(name) + r": (.*)", err).group(1).strip()
-
-    wall = field("Elapsed (wall clock) time (h:mm:ss or m:ss)")
-    parts = [float(p) for p in wall.split(":")]
-    seconds = sum(p * 60 ** k for k, p in enumerate(reversed(parts)))
-    cpu = float(field("User time (seconds)")) + float(field("System time (seconds)"))
-    rss = int(field("Maximum resident set size (kbytes)")) / 1024
-    return seconds, cpu, rss
-
-
-def median_of(runs, cmd):
-    samples = [timed(cmd) for _ in range(runs)]
-    return tuple(statistics.median(s[k] for s in samples) for k in range(3))
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "?"
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trace_dir")
@@ -97,7 +62,7 @@ def main():
     dataset = os.path.join(args.work, "dataset")
     shutil.rmtree(dataset, ignore_errors=True)
     size = sum(os.path.getsize(os.path.join(args.trace_dir, f)) for f in os.listdir(args.trace_dir))
-    print(f"trace: {args.trace_dir} ({size / 2**20:.1f} MiB), processor: {cpu_name()}, {os.cpu_count()} CPUs")
+    print(f"trace: {args.trace_dir} ({size / 2**20:.1f} MiB), processor: {processor()}, {os.cpu_count()} CPUs")
     convert = timed([args.xprof_sql, "convert", args.trace_dir, "-o", dataset, "--quiet"])
     print(f"xprof-sql convert: {convert[0]:.2f} s wall, {convert[1]:.2f} s CPU, {convert[2]:.0f} MiB peak")
 
