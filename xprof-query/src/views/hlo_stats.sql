@@ -24,21 +24,32 @@
 WITH accelerated AS (
   SELECT DISTINCT trace_id FROM device_ops WHERE device_kind <> 'host'
 ),
+trace_kinds AS (
+  -- One row per trace, joined as the build side: `NOT IN (subquery)`
+  -- planned a mark join that held every op of every trace in memory.
+  SELECT t.trace_id, a.trace_id IS NOT NULL AS accelerated
+  FROM traces t
+  LEFT JOIN accelerated a ON a.trace_id = t.trace_id
+),
 ops AS (
   SELECT o.*,
          coalesce(CASE WHEN o.device_offset_ps IS NOT NULL THEN o.device_duration_ps END,
                   o.dur_ps) AS time_ps,
          coalesce(CASE WHEN o.device_duration_ps IS NOT NULL THEN o.device_offset_ps END,
                   o.ts_ps) AS begin_ps
-  FROM device_ops o
-  WHERE o.device_kind <> 'host' OR o.trace_id NOT IN (SELECT trace_id FROM accelerated)
+  FROM trace_kinds k
+  JOIN device_ops o ON o.trace_id = k.trace_id
+  WHERE o.device_kind <> 'host' OR NOT k.accelerated
 ),
 nested AS (
-  SELECT o.*,
-         CASE WHEN o.device_kind IN ('tpu', 'sparse_core', 'custom')
-              THEN op_parent(o.event_id, o.begin_ps, o.begin_ps + o.time_ps)
-                     OVER (PARTITION BY o.trace_id, o.track_id ORDER BY o.event_id) END AS op_parent_id
+  -- Only the ops that nest: a track is one device's, so each window
+  -- partition holds ops of one kind, and the others (host and GPU ops,
+  -- most of a fleet's) are never sorted for the window.
+  SELECT o.trace_id, o.time_ps,
+         op_parent(o.event_id, o.begin_ps, o.begin_ps + o.time_ps)
+           OVER (PARTITION BY o.trace_id, o.track_id ORDER BY o.event_id) AS op_parent_id
   FROM ops o
+  WHERE o.device_kind IN ('tpu', 'sparse_core', 'custom')
 ),
 children AS (
   SELECT trace_id, op_parent_id, sum(time_ps) AS children_ps
