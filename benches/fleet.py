@@ -30,13 +30,12 @@ import os
 import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing import processor, timed  # noqa: E402
+from timing import median_of, processor, timed  # noqa: E402
 
 SCHEDULER_PORT = 50150
 EXECUTOR_PORTS = (50151, 50152)
@@ -80,7 +79,7 @@ class Cluster:
 
     def __init__(self, bin_, work):
         self.procs = []
-        log = open(os.path.join(work, "cluster.log"), "a")
+        self.log = log = open(os.path.join(work, "cluster.log"), "a")
         env = dict(os.environ)
         env.pop("XPROF_CLUSTER_TOKEN", None)
         sched = subprocess.Popen([bin_, "cluster", "scheduler", "--bind", f"127.0.0.1:{SCHEDULER_PORT}"],
@@ -111,6 +110,7 @@ class Cluster:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        self.log.close()
 
 
 def answer(cmd):
@@ -123,8 +123,7 @@ def answer(cmd):
 
 def medians(runs, cmd):
     timed(cmd)  # warm-up
-    samples = [timed(cmd) for _ in range(runs)]
-    return tuple(statistics.median(s[k] for s in samples) for k in range(3))
+    return median_of(runs, cmd)
 
 
 def main():

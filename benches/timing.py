@@ -14,7 +14,7 @@ import tempfile
 import time
 
 
-def timed(cmd, env=None, stdout=None):
+def timed(cmd, env=None):
     """(wall s, CPU s, peak RSS MiB) of one run of `cmd`; exits on failure.
 
     Wall time by `time.perf_counter`; CPU time (user + system) from the
@@ -23,11 +23,10 @@ def timed(cmd, env=None, stdout=None):
     from `/usr/bin/time`, whose own small process starts the command: the
     kernel counts the RSS a process had before `exec` into its peak, so a
     child forked straight from this (possibly large) Python process would
-    report Python's memory. `stdout`: where the command's output goes
-    (default: dropped)."""
+    report Python's memory. The command's output is dropped."""
     err = tempfile.TemporaryFile()
     start = time.perf_counter()
-    proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", *cmd], stdout=stdout or subprocess.DEVNULL,
+    proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", *cmd], stdout=subprocess.DEVNULL,
                             stderr=err, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start

@@ -1006,7 +1006,9 @@ async fn event_steps_are_xprofs_events_db_steps() {
 /// row per trace, not `NOT IN (subquery)`, which DataFusion planned as a
 /// mark join building its hash table over every op (a 64-host fleet:
 /// memory grew with the hosts, 1.25 GB for 8; benches/README.md). The
-/// window still runs, and nests, where ops nest (the TPU fixture).
+/// window still runs, and nests, where ops nest: the synthetic TPU
+/// fixture (`tpu_self_time_space`, documented TPU line names; no real TPU
+/// capture can be made here) beside the real CPU and GPU captures.
 #[tokio::test]
 async fn hlo_stats_windows_only_the_ops_that_nest_and_joins_no_mark() {
     // (fixture, whether its ops nest)
