@@ -192,7 +192,9 @@ impl DictionaryPartialAggregateExec {
                 kind: KeyKind::of(data_type)?,
             });
         }
-        if !keys.iter().any(|k| k.kind == KeyKind::Dictionary) {
+        // Integer keys alone are taken in pairs, which pack into one word
+        // (DataFusion hashes two integer columns per row as two columns).
+        if keys.len() != 2 && !keys.iter().any(|k| k.kind == KeyKind::Dictionary) {
             return None;
         }
         Some(Self {
@@ -532,15 +534,27 @@ impl Groups {
                 .chain(second)
                 .all(|c| *c <= u64::from(u32::MAX))
         {
+            // Rows of one group come in runs where the input is sorted by
+            // the keys or by what they follow (a track's ops of one step):
+            // a run reuses its first row's group without hashing.
+            let mut last: Option<(u64, usize)> = None;
             for (&a, &b) in first.iter().zip(second) {
-                let next = self.group_codes.len();
-                let group = *self.group_of_pair.entry(a << 32 | b).or_insert(next);
-                if group == next {
-                    let mut codes: Codes = [0; MAX_KEYS + 1];
-                    codes[0] = a;
-                    codes[1] = b;
-                    self.group_codes.push(codes);
-                }
+                let pair = a << 32 | b;
+                let group = match last {
+                    Some((last_pair, group)) if last_pair == pair => group,
+                    _ => {
+                        let next = self.group_codes.len();
+                        let group = *self.group_of_pair.entry(pair).or_insert(next);
+                        if group == next {
+                            let mut codes: Codes = [0; MAX_KEYS + 1];
+                            codes[0] = a;
+                            codes[1] = b;
+                            self.group_codes.push(codes);
+                        }
+                        last = Some((pair, group));
+                        group
+                    }
+                };
                 self.group_indices.push(group);
             }
             return Ok(());
