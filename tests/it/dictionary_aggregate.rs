@@ -18,7 +18,8 @@ use xprof_sql::query::{OpenOptions, ProfileSession, default_config};
 
 /// Replaced: one dictionary key, with counts, sums, min/max, averages,
 /// NULL keys, `HAVING`, a join below, `DISTINCT`; several keys mixing
-/// dictionaries and integers (signed and unsigned, NULLs in both).
+/// dictionaries and integers (signed and unsigned, NULLs in both); two
+/// integer keys.
 const REPLACED: &[&str] = &[
     "SELECT name, count(*) AS n, sum(dur_ps) AS total_ps, min(ts_ps) AS first_ps, \
      max(dur_ps) AS longest_ps, avg(dur_ps) AS mean_ps FROM events \
@@ -41,12 +42,23 @@ const REPLACED: &[&str] = &[
      ORDER BY 1 NULLS FIRST, 2, 3 NULLS FIRST, 4 NULLS FIRST",
     "SELECT key, value_type, uint_value, count(*) AS n FROM event_args \
      GROUP BY key, value_type, uint_value ORDER BY 1, 2, 3 NULLS FIRST",
+    // Two integer keys: packed into one word where a batch's values fit in
+    // 32 bits and have no NULLs, and a run of equal pairs (the ops of one
+    // step on a track) takes its group without hashing; NULL steps and
+    // durations past 32 bits take the general path in the same partition.
+    "SELECT depth, step_event_id, count(*) AS n, sum(dur_ps) AS total_ps, \
+     max(ts_ps + dur_ps) - min(ts_ps) AS span_ps FROM events \
+     GROUP BY depth, step_event_id ORDER BY 1, 2 NULLS FIRST",
+    "SELECT depth, dur_ps, count(*) AS n FROM events GROUP BY depth, dur_ps ORDER BY 1, 2",
+    "SELECT trace_id, int_value, count(*) AS n FROM event_args GROUP BY trace_id, int_value \
+     ORDER BY 1, 2 NULLS FIRST",
 ];
 
-/// Left alone: integer keys only, a floating-point key, five keys,
+/// Left alone: more than two keys, all integers, a floating-point key, five keys,
 /// `FILTER`, an expression key, grouping sets.
 const KEPT: &[&str] = &[
-    "SELECT track_id, depth, count(*) AS n FROM events GROUP BY track_id, depth ORDER BY 1, 2",
+    "SELECT depth, parent_id, step_event_id, count(*) AS n FROM events \
+     GROUP BY depth, parent_id, step_event_id ORDER BY 1, 2 NULLS FIRST, 3 NULLS FIRST",
     "SELECT key, double_value, count(*) AS n FROM event_args GROUP BY key, double_value \
      ORDER BY 1, 2 NULLS FIRST",
     "SELECT name, display_name, hlo_op, hlo_module, tf_op, count(*) AS n FROM events \

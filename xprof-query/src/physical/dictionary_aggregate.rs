@@ -16,7 +16,10 @@
 //! the group; with up to [`MAX_KEYS`] keys (dictionaries and integers,
 //! e.g. `GROUP BY trace_id, name`) the group is found by hashing the row's
 //! few fixed-width codes, never its strings (two codes that fit in 32 bits
-//! each: one packed `u64`). The aggregates are
+//! each: one packed `u64`, and a run of rows with the same pair takes the
+//! first row's group without hashing). Two integer keys alone are taken
+//! too (`GROUP BY device_id, step_event_id`): DataFusion hashes them as
+//! two columns per row. The aggregates are
 //! DataFusion's own [`GroupsAccumulator`]s, and the output is the replaced
 //! operator's: the group values (as the same types) and each aggregate's
 //! partial state, merged by the unchanged `Final` aggregate above. Past
@@ -71,7 +74,7 @@ impl DictionaryGroupBy {
 
 /// The physical rule: replaces each `Partial` aggregate that groups by
 /// one to [`MAX_KEYS`] plain columns, at least one of them
-/// `Dictionary(Int32, Utf8)` and the others integers, with aggregates that
+/// `Dictionary(Int32, Utf8)` and the others integers, or two integers, with aggregates that
 /// all have a [`GroupsAccumulator`] and no `FILTER`, `DISTINCT` or
 /// `ORDER BY`, by a [`DictionaryPartialAggregateExec`]. Anything else is
 /// left alone.
