@@ -26,6 +26,7 @@ mod functions;
 mod golden_sql;
 mod hta;
 mod json_formats;
+mod key_rows;
 mod limits;
 mod llo;
 mod llo_capture;

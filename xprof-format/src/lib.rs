@@ -2,7 +2,8 @@
 //! of every table and its documentation ([`schema`]), the batch builders
 //! converters write rows into ([`builders`]), the Parquet dataset layout
 //! ([`dataset`]) and its file writer ([`table_file`], with
-//! [`dict_column`] for dictionary strings), and the typed rows converters
+//! [`dict_column`] for dictionary strings and [`value_rows`] for the rows
+//! per value it keeps in a footer), and the typed rows converters
 //! fill: [`event_rows`] for the high-volume `events` and `event_args`,
 //! [`small_table_rows`] for every other table.
 //!
@@ -29,6 +30,7 @@ pub mod schema;
 pub mod small_table_rows;
 pub mod table_file;
 pub mod value;
+pub mod value_rows;
 
 pub use builders::{DictBuilder, Interner, Sym, TableBuilder};
 pub use error::FormatError;

@@ -15,11 +15,12 @@ use arrow::record_batch::RecordBatch;
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_writer::{ArrowColumnWriter, ArrowRowGroupWriterFactory, compute_leaves};
 use parquet::errors::{ParquetError, Result};
-use parquet::file::metadata::ParquetMetaData;
+use parquet::file::metadata::{KeyValue, ParquetMetaData};
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 
 use crate::dict_column::{self, DictColumnWriter};
+use crate::value_rows::{self, ValueRows};
 
 /// One column's writer in the row group being written.
 enum ColumnWriter {
@@ -41,6 +42,9 @@ pub struct TableFileWriter<W: Write + Send> {
     /// A write failed part-way: the open row group's columns may hold
     /// different rows, so nothing more is written.
     failed: bool,
+    /// The dictionary column whose rows per value go to the footer
+    /// ([`value_rows::METADATA_KEY`]), and its counts so far.
+    value_rows: Option<(usize, ValueRows)>,
 }
 
 impl<W: Write + Send> std::fmt::Debug for TableFileWriter<W> {
@@ -85,7 +89,27 @@ impl<W: Write + Send> TableFileWriter<W> {
             row_group: None,
             row_groups: 0,
             failed: false,
+            value_rows: None,
         })
+    }
+
+    /// Counts the rows of each value of `column`, a
+    /// `Dictionary(Int32, Utf8)` column, and writes the counts to the
+    /// footer under [`value_rows::METADATA_KEY`] ([`crate::value_rows`]).
+    pub fn with_rows_by_value(mut self, column: &str) -> Result<Self> {
+        let index = self
+            .schema
+            .index_of(column)
+            .map_err(|_| ParquetError::General(format!("no column {column} to count rows by")))?;
+        if !matches!(self.schema.field(index).data_type(), DataType::Dictionary(k, v)
+            if **k == DataType::Int32 && **v == DataType::Utf8)
+        {
+            return Err(ParquetError::General(format!(
+                "column {column} is not a dictionary of strings"
+            )));
+        }
+        self.value_rows = Some((index, ValueRows::new()));
+        Ok(self)
     }
 
     fn start_row_group(&mut self) -> Result<(Vec<ColumnWriter>, usize)> {
@@ -116,7 +140,29 @@ impl<W: Write + Send> TableFileWriter<W> {
         self.check_not_failed()?;
         let written = self.write_batch(batch);
         self.failed = written.is_err();
-        written
+        written?;
+        if let Some((index, counts)) = &mut self.value_rows {
+            // `write_batch` checked the schema: the column is a dictionary.
+            if let Some(column) = batch
+                .column(*index)
+                .as_any()
+                .downcast_ref::<DictionaryArray<Int32Type>>()
+            {
+                counts.count(column);
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts the counts of [`TableFileWriter::with_rows_by_value`] in the
+    /// footer's key-value metadata.
+    fn append_value_rows(&mut self) {
+        if let Some((_, counts)) = self.value_rows.take() {
+            self.file.append_key_value_metadata(KeyValue::new(
+                value_rows::METADATA_KEY.to_string(),
+                counts.encode(),
+            ));
+        }
     }
 
     fn check_not_failed(&self) -> Result<()> {
@@ -205,6 +251,7 @@ impl<W: Write + Send> TableFileWriter<W> {
     pub fn close(mut self) -> Result<ParquetMetaData> {
         self.check_not_failed()?;
         self.finish_row_group()?;
+        self.append_value_rows();
         self.file.close()
     }
 
@@ -212,6 +259,7 @@ impl<W: Write + Send> TableFileWriter<W> {
     pub fn into_inner(mut self) -> Result<W> {
         self.check_not_failed()?;
         self.finish_row_group()?;
+        self.append_value_rows();
         self.file.into_inner()
     }
 }

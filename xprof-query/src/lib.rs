@@ -22,7 +22,8 @@
 //! `session.rs` and [`factory`] (the ways in) open `inputs.rs` (what was
 //! opened, where each table's rows are) and register it through
 //! `catalog.rs` (a profile's tables, functions, views and diffs on a
-//! context), which reads [`tables`] (the providers), [`functions`],
+//! context), which reads [`tables`] (the providers, with `key_rows.rs`
+//! estimating `event_args` scans kept to a few keys), [`functions`],
 //! [`views`] (`views/*.sql`, [`event_steps`] and [`events_db`]) and [`diff`]. Below them
 //! are `physical/` (the physical rules and plans: [`dictionary_aggregate`],
 //! [`single_trace_join`], the statement time limit) and `plan.rs` (planning
@@ -39,6 +40,7 @@ pub mod export;
 pub mod factory;
 pub mod functions;
 mod inputs;
+mod key_rows;
 mod physical;
 mod plan;
 pub mod read_only;

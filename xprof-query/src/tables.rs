@@ -34,6 +34,7 @@ use xprof_format::Table;
 use xprof_format::dataset;
 
 use crate::error::Result;
+use crate::key_rows::KeyRowsTable;
 
 /// The schema profile tables are registered under by default.
 pub const DEFAULT_SCHEMA: &str = "xprof";
@@ -136,6 +137,15 @@ impl TableProvider for UnionTable {
     ) -> datafusion::error::Result<Vec<TableProviderFilterPushDown>> {
         // Each part may apply them; the union is filtered again.
         Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+    }
+}
+
+/// `listing`, for `event_args` with key-filtered scans estimated by the
+/// rows of their keys ([`KeyRowsTable`]).
+fn with_key_rows(table: Table, listing: Arc<ListingTable>) -> Arc<dyn TableProvider> {
+    match table {
+        Table::EventArgs => Arc::new(KeyRowsTable::new(listing)),
+        _ => listing,
     }
 }
 
@@ -336,7 +346,7 @@ impl ProfileTables {
             if let Some((_, keys)) = p.warehouses.first() {
                 check_warehouses(p)?;
                 for (dir, _) in &p.warehouses {
-                    sources.push(warehouse_table(t, dir, keys, strings)?);
+                    sources.push(with_key_rows(t, warehouse_table(t, dir, keys, strings)?));
                 }
                 let schema = sources[0].schema();
                 providers.insert(t, one_or_union(schema, sources));
@@ -372,7 +382,7 @@ impl ProfileTables {
             }
             if !p.files.is_empty() {
                 let paths: Vec<PathBuf> = p.files.iter().map(|(f, _)| f.clone()).collect();
-                let mut listing: Arc<dyn TableProvider> = listing_table(t, &paths, strings)?;
+                let mut listing = with_key_rows(t, listing_table(t, &paths, strings)?);
                 let guards: Vec<Arc<tempfile::TempDir>> = {
                     let mut g: Vec<Arc<tempfile::TempDir>> = Vec::new();
                     for d in p.files.iter().filter_map(|(_, d)| d.clone()) {
