@@ -13,46 +13,34 @@
 use crate::common;
 
 use common::*;
+use datafusion::common::Statistics;
 use datafusion::common::stats::Precision;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::statistics::{StatisticsArgs, StatisticsContext};
+use xprof_sql::format::Table;
+use xprof_sql::format::dataset;
 use xprof_sql::format::value_rows::{METADATA_KEY, ValueRows};
 use xprof_sql::query::{OpenOptions, ProfileSession};
 
 /// The rows per key in the footer of each `event_args` file of `dataset`.
 fn footer_counts(dataset: &std::path::Path) -> Vec<ValueRows> {
-    let mut files: Vec<_> = std::fs::read_dir(dataset.join("event_args"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
-        .collect();
-    files.sort();
+    let files = dataset::table_files(dataset, Table::EventArgs).unwrap();
     assert!(!files.is_empty(), "{dataset:?}");
     files
         .iter()
         .map(|path| {
-            let file = std::fs::File::open(path).unwrap();
-            let metadata = parquet::file::metadata::ParquetMetaDataReader::new()
-                .parse_and_finish(&file)
-                .unwrap();
-            let text = metadata
-                .file_metadata()
-                .key_value_metadata()
+            ValueRows::read(path)
                 .unwrap()
-                .iter()
-                .find(|kv| kv.key == METADATA_KEY)
-                .and_then(|kv| kv.value.clone())
-                .unwrap_or_else(|| panic!("no {METADATA_KEY} in {path:?}"));
-            ValueRows::decode(&text).unwrap()
+                .unwrap_or_else(|| panic!("no {METADATA_KEY} in {path:?}"))
         })
         .collect()
 }
 
 /// What `plan` declares of all its partitions, as DataFusion's rules read
 /// it.
-fn whole_statistics(plan: &dyn ExecutionPlan) -> datafusion::common::Statistics {
+fn whole_statistics(plan: &dyn ExecutionPlan) -> Statistics {
     StatisticsContext::new()
         .compute(plan, &StatisticsArgs::new())
         .unwrap()
@@ -60,8 +48,8 @@ fn whole_statistics(plan: &dyn ExecutionPlan) -> datafusion::common::Statistics 
         .clone()
 }
 
-/// The declared rows of the (one) `event_args` scan of `sql`'s plan.
-async fn scan_rows(session: &ProfileSession, sql: &str) -> Precision<usize> {
+/// What the one Parquet scan of `sql`'s plan declares.
+async fn scan_statistics(session: &ProfileSession, sql: &str) -> Statistics {
     let plan = session
         .context()
         .sql(sql)
@@ -70,16 +58,16 @@ async fn scan_rows(session: &ProfileSession, sql: &str) -> Precision<usize> {
         .create_physical_plan()
         .await
         .unwrap();
-    let mut rows = Vec::new();
+    let mut scans = Vec::new();
     plan.apply(|node| {
         if node.downcast_ref::<DataSourceExec>().is_some() {
-            rows.push(whole_statistics(node.as_ref()).num_rows);
+            scans.push(whole_statistics(node.as_ref()));
         }
         Ok(TreeNodeRecursion::Continue)
     })
     .unwrap();
-    assert_eq!(rows.len(), 1, "{sql}: {plan:?}");
-    rows[0]
+    assert_eq!(scans.len(), 1, "{sql}: {plan:?}");
+    scans.remove(0)
 }
 
 /// `text` as an SQL string literal.
@@ -148,7 +136,7 @@ async fn key_filtered_event_args_scans_declare_the_rows_they_return() {
             ];
             for (filter, expected) in cases {
                 let sql = format!("SELECT * FROM event_args WHERE {filter}");
-                let declared = scan_rows(&session, &sql).await;
+                let declared = scan_statistics(&session, &sql).await.num_rows;
                 if filter.starts_with("key <>") || filter.starts_with("event_id") {
                     // No key kept: the files' rows, as DataFusion says them.
                     assert_eq!(declared.get_value(), Some(&(expected as usize)), "{sql}");
@@ -179,26 +167,8 @@ async fn one_keys_stats_join_the_events_through_one_build_table() {
     let bytes = |sql: String| {
         let session = &session;
         async move {
-            let plan = session
-                .context()
-                .sql(&sql)
-                .await
-                .unwrap()
-                .create_physical_plan()
-                .await
-                .unwrap();
-            let mut bytes = None;
-            plan.apply(|node| {
-                if node.downcast_ref::<DataSourceExec>().is_some() {
-                    bytes = whole_statistics(node.as_ref())
-                        .total_byte_size
-                        .get_value()
-                        .copied();
-                }
-                Ok(TreeNodeRecursion::Continue)
-            })
-            .unwrap();
-            bytes.unwrap()
+            let stats = scan_statistics(session, &sql).await;
+            *stats.total_byte_size.get_value().unwrap()
         }
     };
     let kept = bytes(format!(

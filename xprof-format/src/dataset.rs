@@ -455,10 +455,9 @@ pub fn remove_traces(dataset: &Path, trace_ids: &[i32]) -> Result<Vec<PathBuf>> 
     Ok(removed)
 }
 
-/// Checks that a dataset file was written with this build's schema
-/// version (its `xprof_sql.schema_version` key-value metadata), reading
-/// only the file's footer.
-pub fn check_schema_version(path: &Path) -> Result<()> {
+/// The value of `key` in the key-value metadata of the Parquet file at
+/// `path` (`None`: not there), reading only the file's footer.
+pub fn footer_value(path: &Path, key: &str) -> Result<Option<String>> {
     use parquet::file::reader::FileReader;
     let file = File::open(path).map_err(|source| FormatError::Io {
         path: path.to_path_buf(),
@@ -470,13 +469,19 @@ pub fn check_schema_version(path: &Path) -> Result<()> {
             source,
         }
     })?;
-    let found = reader
+    Ok(reader
         .metadata()
         .file_metadata()
         .key_value_metadata()
-        .and_then(|kv| kv.iter().find(|k| k.key == SCHEMA_VERSION_KEY))
-        .and_then(|k| k.value.clone());
-    match found {
+        .and_then(|kv| kv.iter().find(|k| k.key == key))
+        .and_then(|k| k.value.clone()))
+}
+
+/// Checks that a dataset file was written with this build's schema
+/// version (its `xprof_sql.schema_version` key-value metadata), reading
+/// only the file's footer.
+pub fn check_schema_version(path: &Path) -> Result<()> {
+    match footer_value(path, SCHEMA_VERSION_KEY)? {
         Some(v) if v == SCHEMA_VERSION.to_string() => Ok(()),
         other => Err(FormatError::SchemaVersion {
             path: path.to_path_buf(),

@@ -14,7 +14,8 @@
 //! the keys' rows, its bytes and each column's bytes scaled by the same
 //! share, min and max kept, counts that cannot be known (NULLs, distinct
 //! values, sums) absent, all inexact. Files without the counts (written
-//! before them) leave the scan as it was.
+//! before them), and scans of another object store than the local
+//! filesystem, leave the scan as it was.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -30,11 +31,13 @@ use datafusion::datasource::TableType;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfig, FileScanConfigBuilder};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::Result;
+use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::{
     BinaryExpr, Expr, LogicalPlan, Operator, TableProviderFilterPushDown,
 };
+use datafusion::object_store::local::LocalFileSystem;
 use datafusion::physical_plan::ExecutionPlan;
-use xprof_format::value_rows::{self, ValueRows};
+use xprof_format::value_rows::ValueRows;
 
 /// The column whose rows per value the files count.
 const KEY: &str = "key";
@@ -65,7 +68,7 @@ impl KeyRowsTable {
         let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
         counts
             .entry(path)
-            .or_insert_with_key(|path| read_counts(path).map(Arc::new))
+            .or_insert_with_key(|path| ValueRows::read(path).ok().flatten().map(Arc::new))
             .clone()
     }
 
@@ -85,11 +88,15 @@ impl KeyRowsTable {
     /// `config` with the statistics of the rows of `keys`; `None` when a
     /// file lacks the counts.
     fn estimated_config(&self, config: &FileScanConfig, keys: &[String]) -> Option<FileScanConfig> {
+        if config.object_store_url.as_str() != ObjectStoreUrl::local_filesystem().as_str() {
+            return None;
+        }
+        let local = LocalFileSystem::new();
         let mut kept = 0u64;
         let mut total = 0u64;
         let mut seen = std::collections::HashSet::new();
         for file in config.file_groups.iter().flat_map(|group| group.iter()) {
-            let path = local_path(file.object_meta.location.as_ref());
+            let path = local.path_to_filesystem(&file.object_meta.location).ok()?;
             if !seen.insert(path.clone()) {
                 // A file split into byte ranges over several groups.
                 continue;
@@ -130,28 +137,6 @@ impl KeyRowsTable {
                 .build(),
         )
     }
-}
-
-/// The filesystem path of a local object store location (relative to
-/// the root).
-fn local_path(location: &str) -> PathBuf {
-    PathBuf::from("/").join(location)
-}
-
-/// The rows per key in the footer of the Parquet file at `path`.
-fn read_counts(path: &std::path::Path) -> Option<ValueRows> {
-    let file = std::fs::File::open(path).ok()?;
-    let metadata = parquet::file::metadata::ParquetMetaDataReader::new()
-        .parse_and_finish(&file)
-        .ok()?;
-    let text = metadata
-        .file_metadata()
-        .key_value_metadata()?
-        .iter()
-        .find(|kv| kv.key == value_rows::METADATA_KEY)?
-        .value
-        .clone()?;
-    ValueRows::decode(&text)
 }
 
 /// `stats` for `kept` of `total` rows: rows and bytes scaled, min and
