@@ -31,7 +31,7 @@ fn footer_counts(dataset: &std::path::Path) -> Vec<ValueRows> {
     files
         .iter()
         .map(|path| {
-            ValueRows::read(path)
+            dataset::rows_by_key(path)
                 .unwrap()
                 .unwrap_or_else(|| panic!("no {METADATA_KEY} in {path:?}"))
         })

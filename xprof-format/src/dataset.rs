@@ -32,6 +32,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use crate::error::{FormatError, Result};
 use crate::schema::{ColumnType, SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_KEY, Table};
 use crate::table_file::TableFileWriter;
+use crate::value_rows::{self, ValueRows};
 
 /// File extension of dataset files.
 pub const EXTENSION: &str = "parquet";
@@ -475,6 +476,13 @@ pub fn footer_value(path: &Path, key: &str) -> Result<Option<String>> {
         .key_value_metadata()
         .and_then(|kv| kv.iter().find(|k| k.key == key))
         .and_then(|k| k.value.clone()))
+}
+
+/// The rows per `key` in the footer of the `event_args` file at `path`
+/// ([`crate::value_rows`]); `None` when it has none (written before them)
+/// or they do not read.
+pub fn rows_by_key(path: &Path) -> Result<Option<ValueRows>> {
+    Ok(footer_value(path, value_rows::METADATA_KEY)?.and_then(|text| ValueRows::decode(&text)))
 }
 
 /// Checks that a dataset file was written with this build's schema

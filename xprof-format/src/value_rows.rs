@@ -8,14 +8,13 @@
 //! The table writer counts the rows of each value as it writes them
 //! ([`ValueRows::count`]) and stores the counts under [`METADATA_KEY`]
 //! ([`ValueRows::encode`]); `xprof-query` reads them back
-//! ([`ValueRows::read`]) to estimate such a scan.
+//! ([`crate::dataset::rows_by_key`]) to estimate such a scan.
 //!
 //! The encoding is text, one value per line: the row count, a tab, the
 //! value with `\`, tab and newline escaped (`\\`, `\t`, `\n`). NULL values
 //! are not counted.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use arrow::array::{Array, AsArray, DictionaryArray};
 use arrow::datatypes::Int32Type;
@@ -115,12 +114,6 @@ impl ValueRows {
             out.push('\n');
         }
         out
-    }
-
-    /// The counts in the footer of the Parquet file at `path`; `None`
-    /// when it has none (written before them) or they do not read.
-    pub fn read(path: &Path) -> crate::error::Result<Option<Self>> {
-        Ok(crate::dataset::footer_value(path, METADATA_KEY)?.and_then(|text| Self::decode(&text)))
     }
 
     /// Reads [`ValueRows::encode`]'s text; `None` when it is not that.

@@ -68,7 +68,12 @@ impl KeyRowsTable {
         let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
         counts
             .entry(path)
-            .or_insert_with_key(|path| ValueRows::read(path).ok().flatten().map(Arc::new))
+            .or_insert_with_key(|path| {
+                xprof_format::dataset::rows_by_key(path)
+                    .ok()
+                    .flatten()
+                    .map(Arc::new)
+            })
             .clone()
     }
 
