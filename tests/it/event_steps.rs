@@ -272,3 +272,107 @@ async fn the_walk_keeps_the_views_column_types() {
     assert!(i(&counts[0], "n") > 100);
     assert_eq!(i(&counts[0], "filled"), 5 * i(&counts[0], "n"));
 }
+
+/// An XSpace host plane where events repeat a step stat with two values
+/// (an `XEvent` may carry one key twice), each on a line of its own: the
+/// definition takes each event's largest value of a key (`max`).
+fn repeated_stats_space() -> Vec<u8> {
+    use prost::Message as _;
+    use xprof_testdata::xspace_proto::{XSpace, x_stat::Value};
+    use xprof_testdata::{PlaneBuilder, event, line};
+    let mut p = PlaneBuilder::new(1, "/host:CPU");
+    let events: Vec<(&str, Vec<(&str, Value)>)> = vec![
+        // The root produces 3 and 5 (the larger last) and is numbered 9,
+        // not 4 (the larger first).
+        (
+            "train",
+            vec![
+                ("_r", Value::Int64Value(1)),
+                ("iter_num", Value::Int64Value(9)),
+                ("iter_num", Value::Int64Value(4)),
+                ("_pt", Value::Int64Value(1)),
+                ("_p", Value::Uint64Value(3)),
+                ("_p", Value::Uint64Value(5)),
+            ],
+        ),
+        // Consumes 5: in the step.
+        (
+            "consumes_5",
+            vec![("_ct", Value::Int64Value(1)), ("_c", Value::Int64Value(5))],
+        ),
+        // Consumes 3, which the root also carries but not as its largest:
+        // in no step.
+        (
+            "consumes_3",
+            vec![("_ct", Value::Int64Value(1)), ("_c", Value::Int64Value(3))],
+        ),
+        // Consumes 2 and 5 (the larger last), then 5 and 2: both in the step.
+        (
+            "consumes_2_5",
+            vec![
+                ("_ct", Value::Int64Value(1)),
+                ("_c", Value::Int64Value(2)),
+                ("_c", Value::Int64Value(5)),
+            ],
+        ),
+        (
+            "consumes_5_2",
+            vec![
+                ("_ct", Value::Int64Value(1)),
+                ("_c", Value::Int64Value(5)),
+                ("_c", Value::Int64Value(2)),
+            ],
+        ),
+    ];
+    for (n, (name, stats)) in events.into_iter().enumerate() {
+        let stats = stats
+            .into_iter()
+            .map(|(key, value)| p.stat(key, value))
+            .collect();
+        let metadata = p.event_metadata(name, "", vec![]);
+        let n = n as i64;
+        p.line(line(
+            n + 1,
+            name,
+            0,
+            vec![event(metadata, 1_000 * n, 500, stats)],
+        ));
+    }
+    XSpace {
+        planes: vec![p.finish()],
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+#[tokio::test]
+async fn an_events_repeated_stat_counts_with_its_largest_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("repeated.xplane.pb");
+    std::fs::write(&path, repeated_stats_space()).unwrap();
+    let paths = [path];
+    let walked = steps(&paths, "event_steps").await;
+    assert_eq!(walked, steps(&paths, &definition()).await);
+    let names: Vec<(i64, i64, String, String)> = query_rows(
+        &paths,
+        "SELECT st.event_id, st.step_root_event_id, st.step_name, CAST(e.name AS VARCHAR) AS name \
+         FROM event_steps st JOIN events e USING (trace_id, event_id) ORDER BY st.event_id",
+    )
+    .await
+    .iter()
+    .map(|r| {
+        (
+            i(r, "event_id"),
+            i(r, "step_root_event_id"),
+            s(r, "step_name"),
+            s(r, "name"),
+        )
+    })
+    .collect();
+    let in_step: Vec<&str> = names.iter().map(|n| n.3.as_str()).collect();
+    assert_eq!(
+        in_step,
+        ["train", "consumes_5", "consumes_2_5", "consumes_5_2"]
+    );
+    assert!(names.iter().all(|n| n.2 == "train 9" && n.1 == names[0].0));
+}
