@@ -38,7 +38,7 @@ use datafusion::common::{DataFusionError, Result};
 use datafusion::datasource::TableType;
 use datafusion::execution::TaskContext;
 use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
-use datafusion::logical_expr::Expr;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
@@ -312,14 +312,33 @@ impl TableProvider for EventsDbTable {
         Some(self.definition)
     }
 
+    /// `step IS NOT NULL` is taken (inexactly: it is checked again above),
+    /// so that rows without a step are never made; nothing else.
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
+        Ok(filters
+            .iter()
+            .map(|f| {
+                if is_step_not_null(f) {
+                    TableProviderFilterPushDown::Inexact
+                } else {
+                    TableProviderFilterPushDown::Unsupported
+                }
+            })
+            .collect())
+    }
+
     async fn scan(
         &self,
         state: &dyn Session,
         projection: Option<&Vec<usize>>,
-        _filters: &[Expr],
+        filters: &[Expr],
         _limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let state = session_state(state, "events_db")?;
+        let with_step_only = filters.iter().any(is_step_not_null);
         let projection = projection
             .cloned()
             .unwrap_or_else(|| (0..COLUMNS.len()).collect());
@@ -339,6 +358,7 @@ impl TableProvider for EventsDbTable {
             inputs,
             self.schema.clone(),
             projection,
+            with_step_only,
         )?))
     }
 }
@@ -354,6 +374,9 @@ pub struct EventsDbExec {
     properties: Arc<PlanProperties>,
     /// The small inputs, read by the first partition to run.
     lookups: Arc<OnceCell<Arc<Lookups>>>,
+    /// Only rows with a step are made (the query filters `step IS NOT
+    /// NULL`, [`EventsDbTable::supports_filters_pushdown`]).
+    with_step_only: bool,
 }
 
 impl EventsDbExec {
@@ -361,6 +384,7 @@ impl EventsDbExec {
         inputs: Vec<Arc<dyn ExecutionPlan>>,
         full_schema: SchemaRef,
         projection: Vec<usize>,
+        with_step_only: bool,
     ) -> Result<Self> {
         let schema = Arc::new(full_schema.project(&projection)?);
         let partitions = inputs[Input::Base as usize]
@@ -379,6 +403,7 @@ impl EventsDbExec {
             schema,
             properties: Arc::new(properties),
             lookups: Arc::new(OnceCell::new()),
+            with_step_only,
         })
     }
 }
@@ -387,9 +412,14 @@ impl DisplayAs for EventsDbExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         write!(
             f,
-            "EventsDbExec: {} of 31 columns over {} input queries",
+            "EventsDbExec: {} of 31 columns over {} input queries{}",
             self.projection.len(),
-            self.inputs.len()
+            self.inputs.len(),
+            if self.with_step_only {
+                ", rows with a step only"
+            } else {
+                ""
+            }
         )
     }
 }
@@ -436,7 +466,8 @@ impl ExecutionPlan for EventsDbExec {
         let base_partitions = base.properties().output_partitioning().partition_count();
         let inputs = self.inputs.clone();
         let lookups = self.lookups.clone();
-        let need = Need::of(&self.projection);
+        let need = Need::of(&self.projection, self.with_step_only);
+        let with_step_only = self.with_step_only;
         let projection = self.projection.clone();
         let schema = self.schema.clone();
         let out_schema = schema.clone();
@@ -451,7 +482,7 @@ impl ExecutionPlan for EventsDbExec {
                 return Ok::<_, DataFusionError>(stream::empty().boxed());
             };
             Ok(batches
-                .map(move |batch| lookups.rows(&batch?, &projection, &schema))
+                .map(move |batch| lookups.rows(&batch?, &projection, &schema, with_step_only))
                 .boxed())
         };
         Ok(Box::pin(RecordBatchStreamAdapter::new(
@@ -459,6 +490,20 @@ impl ExecutionPlan for EventsDbExec {
             stream::once(rows).try_flatten(),
         )))
     }
+}
+
+/// A row's step ([`Lookups::step`]).
+enum Step<'a> {
+    /// The name of the step the walk put the event in, as it is.
+    Walked(&'a str),
+    /// The name of a TPU op's `Steps` event, written `step:NAME`.
+    TpuStep(&'a str),
+}
+
+/// `step IS NOT NULL`, the one filter the view takes.
+fn is_step_not_null(filter: &Expr) -> bool {
+    matches!(filter, Expr::IsNotNull(inner)
+        if matches!(inner.as_ref(), Expr::Column(c) if c.name == "step"))
 }
 
 /// Which of the costly parts the projected columns need.
@@ -477,8 +522,10 @@ struct Need {
 }
 
 impl Need {
-    fn of(projection: &[usize]) -> Self {
-        let has = |c: usize| projection.contains(&c);
+    /// What `projection` needs, and a `step IS NOT NULL` filter if
+    /// `with_step_only`.
+    fn of(projection: &[usize], with_step_only: bool) -> Self {
+        let has = |c: usize| projection.contains(&c) || (with_step_only && c == col::STEP);
         Self {
             stats: has(col::TRACE_ARGS)
                 || has(col::KERNEL_DETAILS)
@@ -1139,12 +1186,13 @@ impl Lookups {
         batch: &RecordBatch,
         projection: &[usize],
         schema: &SchemaRef,
+        with_step_only: bool,
     ) -> Result<RecordBatch> {
         let base = Base::read(batch)?;
         let mut out = Out::new(projection, batch.num_rows());
         let mut scratch = Scratch::default();
         for row in 0..batch.num_rows() {
-            self.row(&base, row, &mut out, &mut scratch);
+            self.row(&base, row, &mut out, &mut scratch, with_step_only);
         }
         out.finish(projection, schema)
     }
@@ -1277,7 +1325,14 @@ impl Lookups {
 
     /// Appends the rows of base row `row` (one, or one per HLO instruction
     /// of its kernel) to `out`.
-    fn row(&self, base: &Base, row: usize, out: &mut Out, scratch: &mut Scratch) {
+    fn row(
+        &self,
+        base: &Base,
+        row: usize,
+        out: &mut Out,
+        scratch: &mut Scratch,
+        with_step_only: bool,
+    ) {
         let Some(parser) = opt_str(&base.parser, row).and_then(Parser::of) else {
             return;
         };
@@ -1285,6 +1340,9 @@ impl Lookups {
         let event = base.event.value(row);
         let node = self.nodes.get((trace, event));
         let line_name = base.line_name.value(row);
+        if with_step_only && self.step(base, row, parser, line_name, node).is_none() {
+            return;
+        }
         let name = base.name.value(row);
         let tensor_core = base.tensor_core.is_valid(row) && base.tensor_core.value(row);
         let hlo_op = opt_str(&base.hlo_op, row);
@@ -1330,6 +1388,35 @@ impl Lookups {
                 instruction,
                 &scratch.text,
             );
+        }
+    }
+
+    /// The `step` column of a row: on the host and GPU streams the step
+    /// the walk put the event in (`event_steps`); on TPU `XLA Ops` the
+    /// name of its `Steps` event.
+    fn step(
+        &self,
+        base: &Base,
+        row: usize,
+        parser: Parser,
+        line_name: &str,
+        node: Option<u32>,
+    ) -> Option<Step<'_>> {
+        let trace = base.trace.value(row);
+        match parser {
+            Parser::Host | Parser::GpuStream => self
+                .steps
+                .step(node, (trace, base.event.value(row)))
+                .map(Step::Walked),
+            Parser::Tpu if line_name == "XLA Ops" => {
+                let step_event = &base.step_event;
+                step_event
+                    .is_valid(row)
+                    .then(|| self.names.get(&(trace, step_event.value(row))))
+                    .flatten()
+                    .map(|name| Step::TpuStep(name.as_str()))
+            }
+            _ => None,
         }
     }
 
@@ -1462,16 +1549,10 @@ impl Lookups {
             b.append_option(value.and_then(|v| u64::try_from(v).ok()));
         }
         if let Some(b) = &mut out.step {
-            match parser {
-                Parser::Host | Parser::GpuStream => {
-                    b.append_option(self.steps.step(node, (trace, base.event.value(row))))
-                }
-                _ if xla_ops => b.append_option(
-                    int(&base.step_event)
-                        .and_then(|s| self.names.get(&(trace, s)))
-                        .map(|n| format!("step:{n}")),
-                ),
-                _ => b.append_null(),
+            match self.step(base, row, parser, line_name, node) {
+                Some(Step::Walked(name)) => b.append_value(name),
+                Some(Step::TpuStep(name)) => b.append_value(format!("step:{name}")),
+                None => b.append_null(),
             }
         }
         if let Some(b) = &mut out.category {
