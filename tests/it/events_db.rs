@@ -401,16 +401,11 @@ async fn the_provider_gives_the_rows_of_the_sql_definition() {
             if !filter.is_empty() {
                 // The provider takes the filter: only rows with a step
                 // are made.
-                let plan = s
-                    .sql(&format!("EXPLAIN SELECT {columns} FROM events_db{filter}"))
-                    .await
-                    .unwrap()
-                    .collect()
-                    .await
-                    .unwrap();
-                let plan = arrow::util::pretty::pretty_format_batches(&plan)
-                    .unwrap()
-                    .to_string();
+                let plan = explain_text(
+                    s.context(),
+                    &format!("SELECT {columns} FROM events_db{filter}"),
+                )
+                .await;
                 assert!(plan.contains("rows with a step only"), "{rel}: {plan}");
             }
             let only = |a: &Vec<Vec<String>>, b: &Vec<Vec<String>>| {
