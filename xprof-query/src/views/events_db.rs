@@ -493,6 +493,7 @@ impl ExecutionPlan for EventsDbExec {
 }
 
 /// A row's step ([`Lookups::step`]).
+#[derive(Clone, Copy)]
 enum Step<'a> {
     /// The name of the step the walk put the event in, as it is.
     Walked(&'a str),
@@ -1340,7 +1341,13 @@ impl Lookups {
         let event = base.event.value(row);
         let node = self.nodes.get((trace, event));
         let line_name = base.line_name.value(row);
-        if with_step_only && self.step(base, row, parser, line_name, node).is_none() {
+        // Looked up once per event, for the filter and the column.
+        let step = if with_step_only || out.step.is_some() {
+            self.step(base, row, parser, line_name, node)
+        } else {
+            None
+        };
+        if with_step_only && step.is_none() {
             return;
         }
         let name = base.name.value(row);
@@ -1378,7 +1385,7 @@ impl Lookups {
                 base,
                 row,
                 parser,
-                node,
+                step,
                 line_name,
                 name,
                 tensor_core,
@@ -1427,7 +1434,7 @@ impl Lookups {
         base: &Base,
         row: usize,
         parser: Parser,
-        node: Option<u32>,
+        step: Option<Step<'_>>,
         line_name: &str,
         name: &str,
         tensor_core: bool,
@@ -1549,7 +1556,7 @@ impl Lookups {
             b.append_option(value.and_then(|v| u64::try_from(v).ok()));
         }
         if let Some(b) = &mut out.step {
-            match self.step(base, row, parser, line_name, node) {
+            match step {
                 Some(Step::Walked(name)) => b.append_value(name),
                 Some(Step::TpuStep(name)) => b.append_value(format!("step:{name}")),
                 None => b.append_null(),
