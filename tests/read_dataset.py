@@ -32,7 +32,7 @@ tables = ["traces", "devices", "device_args", "tracks", "events", "event_args",
           "llo_dump_bundles", "llo_dump_ops",
           "llo_dump_bundle_units", "llo_dump_schedule", "llo_dump_allocations",
           "profile_nodes", "node_metrics"]
-SCHEMA_VERSION = b"6"  # xprof_format::SCHEMA_VERSION
+SCHEMA_VERSION = b"7"  # xprof_format::SCHEMA_VERSION
 counts = {}
 for t in tables:
     files = sorted((root / t).glob("*.parquet"))

@@ -1,4 +1,4 @@
-//! The normalized tables (schema v2) as data.
+//! The normalized tables (schema version [`SCHEMA_VERSION`]) as data.
 //!
 //! Every table is described once here, column by column, with its meaning.
 //! The Arrow schemas, `docs/schema.md` and `xprof-sql schema` are all
@@ -28,7 +28,12 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 /// 6: the rest of XProf's static LLO analysis as tables:
 /// `llo_register_live_ranges`, `llo_register_pressure`, `llo_bdi_stalls`,
 /// `llo_bundle_sources` and `llo_target_info`.
-pub const SCHEMA_VERSION: i32 = 6;
+///
+/// 7: in a Chrome trace, a GPU process is named by its device (`GPU 0`),
+/// its `process_name` kept in the new `devices.process_name`; PyTorch's
+/// `gpu_user_annotation` events are on `gpu_annotations` tracks of their
+/// own, no longer on the stream's track among its kernels.
+pub const SCHEMA_VERSION: i32 = 7;
 
 /// Parquet key-value metadata key holding [`SCHEMA_VERSION`].
 pub const SCHEMA_VERSION_KEY: &str = "xprof_sql.schema_version";
@@ -465,7 +470,7 @@ pub static TRACES: TableDef = TableDef {
 /// `devices`.
 pub static DEVICES: TableDef = TableDef {
     name: "devices",
-    doc: "One row per XPlane: a device (`/device:TPU:0`, `/device:GPU:0`) or a source (`/host:CPU`, `/host:metadata`, `Task Environment`). In a Chrome trace: one row per process (`pid`), named by its `process_name`, after a first `Trace Metadata` row holding the file's top-level keys.",
+    doc: "One row per XPlane: a device (`/device:TPU:0`, `/device:GPU:0`) or a source (`/host:CPU`, `/host:metadata`, `Task Environment`). In a Chrome trace: one row per process (`pid`), named by its `process_name` (a GPU by its device, `GPU <n>`, the process name in `process_name`), after a first `Trace Metadata` row holding the file's top-level keys.",
     sort_by: &["device_id"],
     columns: &[
         TRACE_ID,
@@ -533,6 +538,12 @@ pub static DEVICES: TableDef = TableDef {
             false,
             "Number of plane stats (rows in `device_args`).",
         ),
+        col(
+            "process_name",
+            Utf8,
+            true,
+            "In a Chrome trace: the process's `process_name` as written (`python3`, a trainer's name), also where the device is named otherwise (a GPU process is named by its device, `GPU 0`); NULL elsewhere.",
+        ),
     ],
 };
 
@@ -598,7 +609,7 @@ pub static TRACKS: TableDef = TableDef {
             "kind",
             Utf8,
             false,
-            "`thread` (host threads), `stream` (GPU streams), `async` (a Chrome trace's async events of one name in one process), `steps`, `xla_modules`, `xla_ops`, `async_xla_ops`, `traceme`, `framework_ops`, `framework_name_scope`, `source` (`Source code`/`Source Lines`), `counters` (`_counters_`, `TC Stats`, `SC Stats`, `CMN Stats`), `launch_stats`, `sparse_core_steps`, `sparse_core_modules`, `sparse_core_ops`, `host_offload_ops`, `pallas` (the `PALLAS` kernel line), `llo_ops`, `pallas_primitives`, `llo_instructions`, `llo_unit` (a `<UNIT> Instructions` lane), `llo_utilization`, `llo_region_markers` (the TPU `Tensor Core` line of a kernel-profiling capture: zero-length LLO region-entry markers `bundle.<id>`), or `other`.",
+            "`thread` (host threads), `stream` (GPU streams: kernels, copies, sets), `gpu_annotations` (a Chrome trace's `gpu_user_annotation` events of one GPU stream, PyTorch's `ProfilerStep#N` and `record_function` ranges over its kernels, and `cuda_profiler_range` events: named `<stream> annotations`, not device work), `gpu_syncs` (the `cuda_sync` events of one GPU stream, `Stream Sync`, `Context Sync`, `Stream Wait Event`: named `<stream> syncs`, waits, not device work), `async` (a Chrome trace's async events of one name in one process), `steps`, `xla_modules`, `xla_ops`, `async_xla_ops`, `traceme`, `framework_ops`, `framework_name_scope`, `source` (`Source code`/`Source Lines`), `counters` (`_counters_`, `TC Stats`, `SC Stats`, `CMN Stats`), `launch_stats`, `sparse_core_steps`, `sparse_core_modules`, `sparse_core_ops`, `host_offload_ops`, `pallas` (the `PALLAS` kernel line), `llo_ops`, `pallas_primitives`, `llo_instructions`, `llo_unit` (a `<UNIT> Instructions` lane), `llo_utilization`, `llo_region_markers` (the TPU `Tensor Core` line of a kernel-profiling capture: zero-length LLO region-entry markers `bundle.<id>`), or `other`.",
         ),
         col(
             "unit",

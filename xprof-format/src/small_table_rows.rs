@@ -369,6 +369,7 @@ table_row! {
         line_count: i32,
         event_count: i64,
         stat_count: i32,
+        process_name: Option<&'a str>,
     }
 }
 

@@ -399,6 +399,7 @@ impl ProfileReader for ProtonTreeReader {
                 line_count: 0,
                 event_count: 0,
                 stat_count: dev.fields.len() as i32,
+                process_name: None,
             })?;
         }
         for node in &nodes {

@@ -5,7 +5,9 @@
 -- time is made of. On TPUs, SparseCores and custom accelerators: every event
 -- of the `XLA Ops` and `Sparse Core Ops` lines (the op lines XProf reads;
 -- a Pallas kernel on the `PALLAS` line is on `XLA Ops` too); on GPUs: every
--- event of a stream (kernels and memory copies); on the host (XLA on CPU):
+-- event of a stream (kernels, memory copies and sets; PyTorch's
+-- `gpu_user_annotation` ranges are on their own `gpu_annotations` tracks,
+-- spans of a step or range, not device work); on the host (XLA on CPU):
 -- host-thread events that carry an `hlo_op` stat.
 -- The `instruction_*` columns describe the op's HLO instruction, found in
 -- `hlo_instructions` by (program_id, hlo_op) when the trace holds the

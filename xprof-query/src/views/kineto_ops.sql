@@ -32,7 +32,7 @@ ev AS (
   JOIN traces t ON t.trace_id = e.trace_id AND t.source_format = 'chrome_trace'
   JOIN tracks k ON k.trace_id = e.trace_id AND k.track_id = e.track_id
   LEFT JOIN args a ON a.trace_id = e.trace_id AND a.event_id = e.event_id
-  WHERE k.kind IN ('thread', 'stream')
+  WHERE k.kind IN ('thread', 'stream', 'gpu_annotations', 'gpu_syncs')
 ),
 steps AS (
   SELECT trace_id, name, ts_ps, dur_ps,

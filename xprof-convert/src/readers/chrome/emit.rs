@@ -132,6 +132,8 @@ fn track_kind(dev_gpu: bool, t: &TrackScan) -> &'static str {
     match t.kind {
         TrackKind::Async => "async",
         TrackKind::Counters => "counters",
+        TrackKind::GpuAnnotations => "gpu_annotations",
+        TrackKind::GpuSyncs => "gpu_syncs",
         TrackKind::Thread => {
             let lower = t.name.to_ascii_lowercase();
             let named_stream = lower.starts_with("stream") || lower.contains("gpu stream");
@@ -223,6 +225,7 @@ pub(super) fn emit(
         line_count: 0,
         event_count: 0,
         stat_count: s.top_level.len() as i32 + 1,
+        process_name: None,
     })?;
     let doc = doc.at(0);
     for dev in &s.devices {
@@ -306,14 +309,15 @@ fn emit_device(
             stat_count: 0,
         });
     }
-    let name = dev.display_name();
+    let ordinal = if gpu { gpu_ordinal(dev) } else { None };
+    let name = device_name(dev, ordinal);
     asm.end_device(DeviceRow {
         trace_id: 0,
         device_id: 0,
         plane_id: dev.pid.as_int().unwrap_or(-1),
         name: &name,
         kind: kind.name(),
-        ordinal: if gpu { gpu_ordinal(dev) } else { None },
+        ordinal,
         r#type: None,
         vendor: None,
         peak_tflops: None,
@@ -323,8 +327,22 @@ fn emit_device(
         line_count: 0,
         event_count: 0,
         stat_count,
+        process_name: dev.name.as_deref(),
     })?;
     Ok(())
+}
+
+/// The name of a device: a GPU (`ordinal` set) labelled `GPU n`, or with
+/// no `process_name`, is `GPU n`. Kineto names each GPU's process after
+/// the Python process (`python3`, `pyper:trainer:0:1`): the same name on
+/// every GPU of a rank and another on each rank, so a device would match
+/// across neither. Any other process keeps its name.
+fn device_name(dev: &DeviceScan, ordinal: Option<i32>) -> String {
+    let labelled_gpu = dev.labels.as_deref().is_some_and(|l| l.contains("GPU"));
+    match ordinal {
+        Some(n) if labelled_gpu || dev.name.is_none() => format!("GPU {n}"),
+        _ => dev.display_name(),
+    }
 }
 
 /// Events parsed between two releases of the whole input's pages: a

@@ -93,6 +93,26 @@ pub(super) enum TrackKind {
     Thread,
     Async,
     Counters,
+    /// The `gpu_user_annotation` (and `cuda_profiler_range`) events of one
+    /// GPU stream (Kineto's `ProfilerStep#N` and `record_function` ranges
+    /// laid over the kernels): spans of what they name, not device work,
+    /// so kept off the stream's own track.
+    GpuAnnotations,
+    /// The `cuda_sync` events of one GPU stream (`Stream Sync`, `Context
+    /// Sync`, `Stream Wait Event`): waits, not device work.
+    GpuSyncs,
+}
+
+impl TrackKind {
+    /// The side track kind of a GPU stream that events of `cat` go to
+    /// instead of the stream's own track, if any.
+    pub(super) fn beside_stream(cat: &str) -> Option<TrackKind> {
+        match cat {
+            "gpu_user_annotation" | "cuda_profiler_range" => Some(TrackKind::GpuAnnotations),
+            "cuda_sync" => Some(TrackKind::GpuSyncs),
+            _ => None,
+        }
+    }
 }
 
 /// A track found in pass 1.
@@ -107,6 +127,9 @@ pub(super) struct TrackScan {
     pub name: String,
     pub sort_index: Option<i64>,
     pub gpu_events: bool,
+    /// For a track beside a stream ([`TrackKind::beside_stream`]): the
+    /// thread track of the stream.
+    pub beside: Option<u32>,
     /// Indices into [`Scanned::recs`].
     pub events: Vec<u32>,
     pub flows: Vec<u32>,
@@ -361,6 +384,8 @@ struct Scanner {
     device_of: HashMap<Id, u32>,
     thread_of: HashMap<(u32, Id), u32>,
     named_of: HashMap<(u32, TrackKind, String), u32>,
+    /// The side tracks of each thread track that has one, by kind.
+    beside_of: HashMap<(u32, TrackKind), u32>,
     /// Open `B` events per thread track.
     open_b: HashMap<u32, Vec<u32>>,
     /// Open `b` events per (device, cat, id).
@@ -412,9 +437,30 @@ impl Scanner {
             name,
             sort_index: None,
             gpu_events: false,
+            beside: None,
             events: Vec::new(),
             flows: Vec::new(),
         });
+        t
+    }
+
+    /// The track an event of `cat` on thread track `thread` goes to: the
+    /// thread's own, or the side track of its kind beside it.
+    fn track_for(&mut self, device: u32, thread: u32, cat: &str) -> u32 {
+        let Some(kind) = TrackKind::beside_stream(cat) else {
+            return thread;
+        };
+        if let Some(&t) = self.beside_of.get(&(thread, kind)) {
+            return t;
+        }
+        let tid = self.out.tracks[thread as usize].tid.clone();
+        let t = self.new_track(device, kind, tid, String::new());
+        // Not the stream's line: numbered by position on the device; named
+        // after the stream once its `thread_name` is known (`finish`).
+        let track = &mut self.out.tracks[t as usize];
+        track.line_id = -1 - t as i64;
+        track.beside = Some(thread);
+        self.beside_of.insert((thread, kind), t);
         t
     }
 
@@ -556,12 +602,15 @@ impl Scanner {
                 };
                 let t = self.thread(device, tid);
                 self.out.tracks[t as usize].gpu_events |= gpu;
-                self.push(t, rec(Phase::Complete, dur_ps));
+                let on = self.track_for(device, t, cat);
+                self.push(on, rec(Phase::Complete, dur_ps));
             }
             "B" => {
                 let t = self.thread(device, tid);
                 self.out.tracks[t as usize].gpu_events |= gpu;
-                let i = self.push(t, rec(Phase::Complete, -1));
+                let on = self.track_for(device, t, cat);
+                let i = self.push(on, rec(Phase::Complete, -1));
+                // Ended by the `E` of its thread, wherever it is kept.
                 self.open_b.entry(t).or_default().push(i);
             }
             "E" => {
@@ -688,6 +737,18 @@ impl Scanner {
         for (ph, n) in phases {
             w.push(format!("{n} events of unknown phase {ph:?} were dropped"));
         }
+        // Side tracks are named after their streams, whose `thread_name`
+        // may come after their events.
+        for i in 0..self.out.tracks.len() {
+            if let Some(stream) = self.out.tracks[i].beside {
+                let stream_name = self.out.tracks[stream as usize].name.trim_end();
+                let what = match self.out.tracks[i].kind {
+                    TrackKind::GpuSyncs => "syncs",
+                    _ => "annotations",
+                };
+                self.out.tracks[i].name = format!("{stream_name} {what}");
+            }
+        }
         self.out.base_ps = self.base.unwrap_or(0);
         self.out.origin_ps = if self.min_ts == i64::MAX {
             0
@@ -710,6 +771,7 @@ pub(super) fn scan(
         device_of: HashMap::default(),
         thread_of: HashMap::default(),
         named_of: HashMap::default(),
+        beside_of: HashMap::default(),
         open_b: HashMap::default(),
         open_async: HashMap::default(),
         flow_ids: HashMap::default(),

@@ -675,6 +675,7 @@ impl<'a> Decoder<'a> {
             line_count: 0,
             event_count: 0,
             stat_count: plane.stats.len() as i32,
+            process_name: None,
         })
     }
 }
