@@ -657,6 +657,7 @@ fn convert(
         layout: Layout::partitioned(keys).replacing(replace),
         write: WriteOptions::default(),
         threads,
+        format: None,
     };
     let converted = py.detach(|| {
         batch::convert_inputs(&inputs, &out, &settings, |files| {

@@ -45,6 +45,10 @@ pub struct ConvertArgs {
     /// No progress on standard error.
     #[arg(short, long)]
     quiet: bool,
+    /// Read every input as this format instead of detecting it (a reader
+    /// name: xspace, chrome_trace, mosaic_gpu, proton_tree, llo_dump).
+    #[arg(long, value_name = "FORMAT", value_parser = crate::cli::parse_input_format)]
+    input_format: Option<crate::cli::query::InputFormat>,
 }
 
 /// `inspect`'s arguments.
@@ -78,6 +82,7 @@ pub fn convert(args: ConvertArgs) -> AnyResult<()> {
         zstd_level,
         threads,
         quiet,
+        input_format,
     } = args;
     let keys = partition_by.map(|k| k.0).unwrap_or_default();
     let settings = ConvertSettings {
@@ -89,6 +94,7 @@ pub fn convert(args: ConvertArgs) -> AnyResult<()> {
             ..Default::default()
         },
         threads,
+        format: input_format,
     };
     // Set once the files are found, before any is converted.
     let mut start = Instant::now();

@@ -54,7 +54,7 @@ pub async fn diff(args: DiffArgs) -> AnyResult<()> {
     let mut session = new_session(&limits, &settings, &inputs).await?;
     let (a, b) = match a.zip(b) {
         Some(sides) => {
-            open_into(&mut session, &inputs, run).await?;
+            open_into(&mut session, &inputs, run, settings.input_format).await?;
             sides
         }
         None => {
@@ -69,7 +69,13 @@ pub async fn diff(args: DiffArgs) -> AnyResult<()> {
             let mut side_ids = Vec::new();
             for input in [first, second] {
                 let before = session.opened().len();
-                open_into(&mut session, std::slice::from_ref(input), run.clone()).await?;
+                open_into(
+                    &mut session,
+                    std::slice::from_ref(input),
+                    run.clone(),
+                    settings.input_format,
+                )
+                .await?;
                 side_ids.push(session.trace_ids_since(before));
             }
             let b = side_ids.pop().expect("two sides");

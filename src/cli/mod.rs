@@ -76,6 +76,17 @@ pub struct Limits {
     pub timeout: Option<std::time::Duration>,
 }
 
+/// `--input-format NAME`: a reader of this build, by its name.
+pub(crate) fn parse_input_format(s: &str) -> Result<query::InputFormat, String> {
+    crate::convert::reader::reader_named(s).ok_or_else(|| {
+        let names: Vec<&str> = crate::convert::reader::READERS
+            .iter()
+            .map(|r| r.name())
+            .collect();
+        format!("no input format {s:?}; formats: {}", names.join(", "))
+    })
+}
+
 /// Seconds as a positive decimal number.
 fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
     let secs: f64 = s

@@ -76,7 +76,15 @@ pub struct SessionArgs {
     /// every executor reads (docs/cluster.md).
     #[arg(long, value_name = "URL")]
     cluster: Option<String>,
+    /// Read every raw input as this format instead of detecting it (a
+    /// reader name: xspace, chrome_trace, mosaic_gpu, proton_tree,
+    /// llo_dump).
+    #[arg(long, value_name = "FORMAT", value_parser = crate::cli::parse_input_format)]
+    pub input_format: Option<InputFormat>,
 }
+
+/// A format named on the command line (`--input-format`).
+pub type InputFormat = &'static dyn crate::convert::reader::ProfileReader;
 
 /// The `--schema` choices.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,7 +153,7 @@ pub async fn open(
     settings: &SessionArgs,
 ) -> AnyResult<ProfileSession> {
     let mut session = new_session(limits, settings, inputs).await?;
-    open_into(&mut session, inputs, run).await?;
+    open_into(&mut session, inputs, run, settings.input_format).await?;
     Ok(session)
 }
 
@@ -176,17 +184,20 @@ pub async fn new_session(
 }
 
 /// Opens `inputs` into `session`, with progress bars at a terminal and a
-/// warning line per input whose converter dropped or repaired something.
+/// warning line per input whose converter dropped or repaired something
+/// (`format`: the reader of every raw input, else detected).
 pub async fn open_into(
     session: &mut ProfileSession,
     inputs: &[PathBuf],
     run: Option<String>,
+    format: Option<InputFormat>,
 ) -> AnyResult<()> {
     let already = session.opened().len();
     let mut options = OpenOptions {
         run,
         ..Default::default()
     };
+    options.convert.format = format;
     // Raw inputs are converted as they open: bars for the large ones.
     let bars = std::io::stderr()
         .is_terminal()

@@ -18,6 +18,10 @@ pub struct ConvertOptions {
     pub batch_rows: usize,
     /// Called now and then with how far the conversion is.
     pub progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
+    /// The reader every file is read with, named by the user
+    /// (`--input-format`, `STORED AS`); `None`: each file's format is
+    /// detected ([`detect`](crate::registry::detect)).
+    pub format: Option<&'static dyn crate::reader::ProfileReader>,
 }
 
 /// How far the conversion of one file is, for progress displays.
@@ -38,6 +42,7 @@ impl Default for ConvertOptions {
         Self {
             batch_rows: DEFAULT_BATCH_ROWS,
             progress: None,
+            format: None,
         }
     }
 }
@@ -46,6 +51,7 @@ impl std::fmt::Debug for ConvertOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ConvertOptions")
             .field("batch_rows", &self.batch_rows)
+            .field("format", &self.format)
             .finish()
     }
 }

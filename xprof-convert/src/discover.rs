@@ -69,7 +69,7 @@ fn is_json_chrome_trace(path: &Path) -> bool {
     if !(name.ends_with(".json") || name.ends_with(".json.gz")) {
         return false;
     }
-    match read_head(path, 4096) {
+    match read_head(path, crate::registry::SNIFF_BYTES) {
         Ok(head) => ChromeTraceReader.sniff(path, &head),
         Err(_) => true,
     }

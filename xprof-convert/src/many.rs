@@ -21,7 +21,10 @@ pub fn convert_file(
     sink: &mut dyn TableSink,
 ) -> Result<Summary> {
     let bytes = input::open(&file.path)?;
-    let reader = reader::detect(&file.path, &bytes)?;
+    let reader = match options.format {
+        Some(named) => named,
+        None => reader::detect(&file.path, &bytes)?,
+    };
     let source = TraceSource {
         trace_id,
         path: file.path.clone(),
@@ -420,6 +423,9 @@ pub struct ConvertSettings {
     pub write: WriteOptions,
     /// Files converted at once (`None`: [`default_threads`]).
     pub threads: Option<usize>,
+    /// The reader of every file (`--input-format`); `None`: detected per
+    /// file.
+    pub format: Option<&'static dyn crate::reader::ProfileReader>,
 }
 
 /// The progress callback of a conversion.
@@ -449,6 +455,7 @@ pub fn convert_inputs<P: AsRef<Path>>(
     }
     let options = ConvertOptions {
         progress: progress(&files),
+        format: settings.format,
         ..ConvertOptions::default()
     };
     let threads = settings.threads.unwrap_or_else(default_threads);

@@ -89,3 +89,10 @@ pub trait ProfileReader: Send + Sync {
     /// Devices, tracks and event counts, without converting.
     fn inspect(&self, input: &InputBytes) -> Result<Vec<PlaneInfo>>;
 }
+
+impl std::fmt::Debug for dyn ProfileReader {
+    /// A reader shows as its format's name.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}

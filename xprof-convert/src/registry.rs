@@ -44,6 +44,12 @@ pub static READERS: &[&dyn ProfileReader] = &[
     &llo_dump::LloDumpReader,
 ];
 
+/// How many bytes of an input (inflated) detection reads: room for the
+/// top-level metadata real Kineto traces write before `traceEvents`
+/// (`deviceProperties` of 8 GPUs, `distributedInfo`: 26 KiB in a real
+/// PyTorch 2.x trace) many times over.
+pub const SNIFF_BYTES: usize = 1 << 20;
+
 /// The reader named `name` (case-insensitive).
 pub fn reader_named(name: &str) -> Option<&'static dyn ProfileReader> {
     READERS
@@ -62,14 +68,15 @@ pub fn detect(path: &Path, bytes: &[u8]) -> Result<&'static dyn ProfileReader> {
     if let Some(r) = READERS.iter().find(|r| r.owns_file_name(&name)) {
         return Ok(*r);
     }
-    let head = &bytes[..bytes.len().min(4096)];
+    let head = &bytes[..bytes.len().min(SNIFF_BYTES)];
     if let Some(r) = READERS.iter().find(|r| r.sniff(path, head)) {
         return Ok(*r);
     }
     let why = match head.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'{' | b'[') => {
-            "JSON, but neither a Chrome trace (no \"traceEvents\" or \"ph\" in its first 4 KiB) \
-             nor a Proton tree profile (no \"frame\")"
+            "JSON, but neither a Chrome trace (no top-level \"traceEvents\" key in its first \
+             MiB, no \"ph\" in its first 4 KiB) nor a Proton tree profile (no \"frame\"); \
+             name its format with --input-format if it is one"
                 .to_string()
         }
         Some(b) => format!(

@@ -67,10 +67,14 @@ impl ProfileTableFactory {
         if let Some(t) = self.opened.lock().expect("no panic holds it").get(&key) {
             return Ok(t.clone());
         }
-        let options = OpenOptions {
+        let mut options = OpenOptions {
             run,
             ..OpenOptions::default()
         };
+        // The format the statement names reads the input, also where
+        // detection cannot tell it (`check_format` refused a file that
+        // reads as another).
+        options.convert.format = self.format.and_then(xprof_convert::reader::reader_named);
         let mut inputs = Inputs::default();
         inputs.open(&[location], &options)?;
         let tables = inputs.tables()?;
@@ -86,8 +90,13 @@ impl ProfileTableFactory {
             return Ok(());
         };
         if location.is_file() {
-            let head = xprof_convert::input::read_head(location, 4096)?;
-            let found = xprof_convert::reader::detect(location, &head)?.name();
+            let head =
+                xprof_convert::input::read_head(location, xprof_convert::registry::SNIFF_BYTES)?;
+            // A file detection cannot place is read as the format named.
+            let Ok(found) = xprof_convert::reader::detect(location, &head) else {
+                return Ok(());
+            };
+            let found = found.name();
             if found != format {
                 return Err(QueryError::Inputs(format!(
                     "{}: STORED AS {} but the file is {found}",

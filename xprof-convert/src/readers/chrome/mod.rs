@@ -90,11 +90,16 @@ impl ProfileReader for ChromeTraceReader {
         ]
     }
 
+    /// A JSON object with a top-level `traceEvents` key (found by reading
+    /// the keys in order, their values skipped, so that metadata of any
+    /// length before it is passed over), or an object or array with a
+    /// `"ph"` in its first 4 KiB (a bare event array, a lone event).
     fn sniff(&self, _path: &Path, head: &[u8]) -> bool {
-        let text = String::from_utf8_lossy(head);
+        let near = &head[..head.len().min(4096)];
+        let has_ph = String::from_utf8_lossy(near).contains("\"ph\"");
         match head.iter().find(|b| !b.is_ascii_whitespace()) {
-            Some(b'{') => text.contains("\"traceEvents\"") || text.contains("\"ph\""),
-            Some(b'[') => text.contains("\"ph\""),
+            Some(b'{') => has_top_level_trace_events(head) || has_ph,
+            Some(b'[') => has_ph,
             _ => false,
         }
     }
@@ -110,6 +115,24 @@ impl ProfileReader for ChromeTraceReader {
 
     fn inspect(&self, input: &InputBytes) -> Result<Vec<PlaneInfo>> {
         inspect(input, Flavor::Generic)
+    }
+}
+
+/// Whether the JSON object `head` starts with has a `traceEvents` key
+/// among the top-level keys that `head` holds whole. Values are skipped,
+/// not parsed; a value cut by the end of `head` ends the search.
+fn has_top_level_trace_events(head: &[u8]) -> bool {
+    let mut j = json::Json::new(head);
+    if j.begin_object().is_err() {
+        return false;
+    }
+    let mut first = true;
+    loop {
+        match j.next_key(first) {
+            Ok(Some(key)) if key == "traceEvents" => return true,
+            Ok(Some(_)) if j.skip().is_ok() => first = false,
+            _ => return false,
+        }
     }
 }
 
