@@ -38,8 +38,10 @@ enum Command {
     ///
     /// Exit status: 0 when every rule passes, 1 when a rule fails (its rows
     /// are the evidence), 2 when a rule cannot run (bad SQL, a missing table
-    /// or parameter) or the check cannot start. `--junit FILE` writes JUnit
-    /// XML for CI. Rules and the ready checks: docs/analyses.md.
+    /// or parameter) or the check cannot start, 3 when no rule failed or
+    /// errored but a rule had no data to judge (never a pass). `--junit
+    /// FILE` writes JUnit XML for CI. Rules and the ready checks:
+    /// docs/analyses.md.
     Check(super::check::CheckArgs),
     /// One self-contained HTML report of profiles: devices' busy time,
     /// step time, top ops and kernels, roofline, busy timeline, TPU units.

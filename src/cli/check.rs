@@ -2,12 +2,15 @@
 //! SQL checks ([`crate::query::check`]) run over the inputs (and a
 //! baseline), with a verdict per rule, its evidence rows, a JUnit file and
 //! the exit status CI reads: 0 all passed, 1 a rule failed, 2 a rule (or
-//! the check itself) could not run.
+//! the check itself) could not run, 3 a rule had no data to judge (and
+//! none failed or could not run).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::query::check::{CheckReport, Status, evidence_lines, junit_xml, parse_rules, run_rules};
+use crate::query::check::{
+    CheckReport, Counts, Status, evidence_lines, junit_xml, parse_rules, run_rules,
+};
 
 use crate::cli::query::{SessionArgs, new_session, open_into};
 use crate::cli::{AnyResult, Limits, outln};
@@ -94,12 +97,12 @@ pub async fn check(args: CheckArgs) -> AnyResult<i32> {
     let mut all_inputs = inputs.clone();
     all_inputs.extend(baseline.iter().cloned());
     let mut session = new_session(&limits, &settings, &all_inputs).await?;
-    open_into(&mut session, &inputs, run.clone()).await?;
+    open_into(&mut session, &inputs, run.clone(), settings.input_format).await?;
     let mut values: BTreeMap<String, String> = BTreeMap::new();
     values.insert("current".into(), session.trace_ids_since(0));
     if !baseline.is_empty() {
         let before = session.opened().len();
-        open_into(&mut session, &baseline, run).await?;
+        open_into(&mut session, &baseline, run, settings.input_format).await?;
         values.insert("baseline".into(), session.trace_ids_since(before));
     }
     values.extend(params);
@@ -121,23 +124,19 @@ pub async fn check(args: CheckArgs) -> AnyResult<i32> {
             serde_json::to_string_pretty(&check_report_json(&reports))?
         ),
     }
-    Ok(reports
-        .iter()
-        .map(CheckReport::exit_code)
-        .max()
-        .unwrap_or(0))
+    Ok(totals(&reports).exit_code())
 }
 
-/// Rules passed, failed and that could not run, over every file.
-fn totals(reports: &[CheckReport]) -> (usize, usize, usize) {
+/// The verdicts over every file.
+fn totals(reports: &[CheckReport]) -> Counts {
     reports
         .iter()
         .map(CheckReport::counts)
-        .fold((0, 0, 0), |t, c| (t.0 + c.0, t.1 + c.1, t.2 + c.2))
+        .fold(Counts::default(), |t, c| t + c)
 }
 
 fn print_table(reports: &[CheckReport]) -> AnyResult<()> {
-    let (passed, failed, errors) = totals(reports);
+    let counts = totals(reports);
     for report in reports {
         for r in &report.results {
             let place = format!("{}:{}", report.path.display(), r.rule.line);
@@ -164,13 +163,18 @@ fn print_table(reports: &[CheckReport]) -> AnyResult<()> {
                     }
                 }
                 Status::Error(why) => outln!("ERROR  {}  {why}", r.rule.name),
+                Status::NoData(why) => outln!("NODATA {}  {why}", r.rule.name),
                 _ => outln!("?      {}  ({place})", r.rule.name),
             }
         }
     }
     outln!(
-        "{} rules: {passed} passed, {failed} failed, {errors} could not run",
-        passed + failed + errors
+        "{} rules: {} passed, {} failed, {} could not run, {} had no data",
+        counts.total(),
+        counts.passed,
+        counts.failed,
+        counts.errors,
+        counts.no_data
     );
     Ok(())
 }
@@ -190,6 +194,7 @@ pub fn check_report_json(reports: &[CheckReport]) -> serde_json::Value {
                     Status::Passed => ("pass", None),
                     Status::Failed => ("fail", None),
                     Status::Error(why) => ("error", Some(why.clone())),
+                    Status::NoData(why) => ("no_data", Some(why.clone())),
                     _ => ("unknown", None),
                 };
                 let evidence: Vec<serde_json::Value> =
@@ -208,13 +213,14 @@ pub fn check_report_json(reports: &[CheckReport]) -> serde_json::Value {
             })
         })
         .collect();
-    let (passed, failed, errors) = totals(reports);
+    let counts = totals(reports);
     json!({
         "rules": rules,
-        "passed": passed,
-        "failed": failed,
-        "errors": errors,
-        "exit_code": reports.iter().map(CheckReport::exit_code).max().unwrap_or(0),
+        "passed": counts.passed,
+        "failed": counts.failed,
+        "errors": counts.errors,
+        "no_data": counts.no_data,
+        "exit_code": counts.exit_code(),
     })
 }
 

@@ -13,6 +13,13 @@
 //! baseline (`'0,1'` style lists the `diff_*` functions take and an `IN
 //! (…)` reads). A parameter with no value is an error of its rule, never
 //! a pass.
+//!
+//! A rule that returns no rows passes only when it had rows to judge: its
+//! **data** are the rows of its query with the outermost `WHERE` and
+//! `HAVING` left out (the rows its conditions look at), or the rows of a
+//! `-- data: SQL` line under its header. A rule with no data has the
+//! verdict [`Status::NoData`], never a pass; so has a rule that reads
+//! `${baseline}` when no baseline was given.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -34,6 +41,9 @@ pub struct Rule {
     pub line: usize,
     /// Its query as written, parameters not yet replaced.
     pub sql: String,
+    /// The query of its `-- data: SQL` line, if it has one: the rows it
+    /// judges (else those of [`data_sql`] of its query).
+    pub data: Option<String>,
 }
 
 /// How a rule came out.
@@ -47,6 +57,10 @@ pub enum Status {
     /// The query could not run (bad SQL, a missing table or parameter):
     /// the message says why.
     Error(String),
+    /// The query returned no rows, but it had no rows to judge (its data
+    /// are empty, or it reads a baseline that was not given): not a pass.
+    /// The message says what was empty.
+    NoData(String),
 }
 
 /// A rule's verdict.
@@ -80,28 +94,72 @@ pub struct CheckReport {
     pub results: Vec<RuleResult>,
 }
 
+/// How many rules came out each way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Rules that passed.
+    pub passed: usize,
+    /// Rules that failed.
+    pub failed: usize,
+    /// Rules that could not run.
+    pub errors: usize,
+    /// Rules with no data to judge.
+    pub no_data: usize,
+}
+
+impl Counts {
+    /// Every rule counted.
+    pub fn total(&self) -> usize {
+        self.passed + self.failed + self.errors + self.no_data
+    }
+
+    /// The exit status these verdicts give: 2 when a rule could not run,
+    /// else 1 when a rule failed, else 3 when a rule had no data, else 0
+    /// (every rule passed).
+    pub fn exit_code(&self) -> i32 {
+        if self.errors > 0 {
+            2
+        } else if self.failed > 0 {
+            1
+        } else if self.no_data > 0 {
+            3
+        } else {
+            0
+        }
+    }
+}
+
+impl std::ops::Add for Counts {
+    type Output = Counts;
+    fn add(self, o: Counts) -> Counts {
+        Counts {
+            passed: self.passed + o.passed,
+            failed: self.failed + o.failed,
+            errors: self.errors + o.errors,
+            no_data: self.no_data + o.no_data,
+        }
+    }
+}
+
 impl CheckReport {
-    /// Rules that passed, failed and could not run.
-    pub fn counts(&self) -> (usize, usize, usize) {
-        let mut counts = (0, 0, 0);
+    /// Rules that passed, failed, could not run and had no data.
+    pub fn counts(&self) -> Counts {
+        let mut counts = Counts::default();
         for r in &self.results {
             match r.status {
-                Status::Passed => counts.0 += 1,
-                Status::Failed => counts.1 += 1,
-                Status::Error(_) => counts.2 += 1,
+                Status::Passed => counts.passed += 1,
+                Status::Failed => counts.failed += 1,
+                Status::Error(_) => counts.errors += 1,
+                Status::NoData(_) => counts.no_data += 1,
             }
         }
         counts
     }
 
-    /// The process exit status `check` gives: 0 when every rule passed, 2
-    /// when a rule could not run, else 1 when a rule failed.
+    /// The process exit status `check` gives ([`Counts::exit_code`]): 0
+    /// only when every rule passed.
     pub fn exit_code(&self) -> i32 {
-        match self.counts() {
-            (_, _, errors) if errors > 0 => 2,
-            (_, failed, _) if failed > 0 => 1,
-            _ => 0,
-        }
+        self.counts().exit_code()
     }
 }
 
@@ -136,6 +194,7 @@ pub fn parse_rules(path: &Path, text: &str) -> Result<Vec<Rule>> {
                 description: String::new(),
                 line: index + 1,
                 sql: String::new(),
+                data: None,
             });
             in_header = true;
             continue;
@@ -144,6 +203,18 @@ pub fn parse_rules(path: &Path, text: &str) -> Result<Vec<Rule>> {
             continue;
         };
         if in_header && let Some(comment) = trimmed.strip_prefix("--") {
+            if let Some(data) = comment.trim_start().strip_prefix("data:") {
+                let data = data.trim().trim_end_matches(';').trim_end();
+                if data.is_empty() || rule.data.is_some() {
+                    return Err(rules_error(
+                        path,
+                        index + 1,
+                        format!("rule {}: one `-- data: SQL` line with a query", rule.name),
+                    ));
+                }
+                rule.data = Some(data.to_string());
+                continue;
+            }
             if !rule.description.is_empty() {
                 rule.description.push(' ');
             }
@@ -227,25 +298,45 @@ pub async fn run_rules(
     let mut results = Vec::with_capacity(rules.len());
     for rule in rules {
         let started = Instant::now();
-        let outcome = match substitute(&rule.sql, params) {
-            Err(why) => Err(why),
-            Ok(sql) => run_one(session, &sql, evidence_rows)
-                .await
-                .map_err(|e| e.to_string()),
+        let place = |why: String| {
+            format!(
+                "{}:{}: rule {}: {why}",
+                path.display(),
+                rule.line,
+                rule.name
+            )
         };
-        let (status, rows, evidence) = match outcome {
-            Ok((0, _)) => (Status::Passed, 0, Vec::new()),
-            Ok((rows, evidence)) => (Status::Failed, rows, evidence),
-            Err(why) => (
-                Status::Error(format!(
-                    "{}:{}: rule {}: {why}",
-                    path.display(),
-                    rule.line,
-                    rule.name
-                )),
-                0,
-                Vec::new(),
-            ),
+        let (status, rows, evidence) = if needs_baseline(rule) && !params.contains_key("baseline") {
+            let why = "it compares with a baseline, and none was given (--baseline PROFILE…)";
+            (Status::NoData(place(why.into())), 0, Vec::new())
+        } else {
+            let outcome = match substitute(&rule.sql, params) {
+                Err(why) => Err(why),
+                Ok(sql) => run_one(session, &sql, evidence_rows)
+                    .await
+                    .map_err(|e| e.to_string()),
+            };
+            match outcome {
+                Ok((0, _)) => match judged(session, rule, params).await {
+                    Ok(true) => (Status::Passed, 0, Vec::new()),
+                    Ok(false) => {
+                        let why = match &rule.data {
+                            Some(_) => "its `-- data:` query returns no rows".to_string(),
+                            None => "the rows its conditions judge (its query without its \
+                                     outermost WHERE and HAVING) are none"
+                                .to_string(),
+                        };
+                        (Status::NoData(place(why)), 0, Vec::new())
+                    }
+                    Err(why) => (
+                        Status::Error(place(format!("its data: {why}"))),
+                        0,
+                        Vec::new(),
+                    ),
+                },
+                Ok((rows, evidence)) => (Status::Failed, rows, evidence),
+                Err(why) => (Status::Error(place(why)), 0, Vec::new()),
+            }
         };
         results.push(RuleResult {
             rule: rule.clone(),
@@ -259,6 +350,53 @@ pub async fn run_rules(
         path: path.to_path_buf(),
         results,
     }
+}
+
+/// Whether `rule` reads the baseline's trace ids.
+fn needs_baseline(rule: &Rule) -> bool {
+    let reads = |sql: &str| sql.contains("${baseline}") || sql.contains("${baseline:");
+    reads(&rule.sql) || rule.data.as_deref().is_some_and(reads)
+}
+
+/// Whether `rule`, which returned no rows, had rows to judge: its `-- data:`
+/// query, else [`data_sql`] of its query, returns a row. A query whose data
+/// cannot be told apart (not one `SELECT`) is taken as judged.
+async fn judged(
+    session: &ProfileSession,
+    rule: &Rule,
+    params: &BTreeMap<String, String>,
+) -> Result<bool, String> {
+    let sql = substitute(rule.data.as_deref().unwrap_or(&rule.sql), params)?;
+    let data = match &rule.data {
+        Some(_) => Some(sql),
+        None => data_sql(&sql),
+    };
+    let Some(data) = data else {
+        return Ok(true);
+    };
+    let probe = format!("SELECT 1 FROM ({data}) AS data LIMIT 1");
+    let batches = session.collect(&probe).await.map_err(|e| e.to_string())?;
+    Ok(batches.iter().any(|b| b.num_rows() > 0))
+}
+
+/// The rows a rule's query judges: the query with the outermost `WHERE`
+/// and `HAVING` of its `SELECT` left out (its `WITH` and joins kept).
+/// `None` when the query is not one `SELECT` (a `UNION`, say), whose
+/// conditions cannot be told apart, or does not parse.
+pub fn data_sql(sql: &str) -> Option<String> {
+    use datafusion::sql::sqlparser::ast::{SetExpr, Statement};
+    use datafusion::sql::sqlparser::dialect::GenericDialect;
+    use datafusion::sql::sqlparser::parser::Parser;
+    let mut statements = Parser::parse_sql(&GenericDialect {}, sql).ok()?;
+    let [Statement::Query(query)] = statements.as_mut_slice() else {
+        return None;
+    };
+    let SetExpr::Select(select) = query.body.as_mut() else {
+        return None;
+    };
+    select.selection = None;
+    select.having = None;
+    Some(query.to_string())
 }
 
 /// The row count of `sql` and its first `keep` rows.
@@ -318,14 +456,21 @@ pub fn junit_xml(reports: &[CheckReport]) -> String {
     let mut tests = 0;
     let mut failures = 0;
     let mut errors = 0;
+    let mut skipped = 0;
     let mut seconds = 0.0;
     let mut suites = String::new();
     for report in reports {
-        let (_, failed, errored) = report.counts();
+        let Counts {
+            failed,
+            errors: errored,
+            no_data,
+            ..
+        } = report.counts();
         let time: f64 = report.results.iter().map(|r| r.seconds).sum();
         tests += report.results.len();
         failures += failed;
         errors += errored;
+        skipped += no_data;
         seconds += time;
         let suite = report
             .path
@@ -333,7 +478,7 @@ pub fn junit_xml(reports: &[CheckReport]) -> String {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "rules".into());
         suites.push_str(&format!(
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failed}\" errors=\"{errored}\" skipped=\"0\" time=\"{time:.3}\" file=\"{}\">\n",
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failed}\" errors=\"{errored}\" skipped=\"{no_data}\" time=\"{time:.3}\" file=\"{}\">\n",
             xml(&suite),
             report.results.len(),
             xml(&report.path.display().to_string()),
@@ -371,12 +516,16 @@ pub fn junit_xml(reports: &[CheckReport]) -> String {
                     xml(why),
                     xml(why)
                 )),
+                Status::NoData(why) => suites.push_str(&format!(
+                    ">\n      <skipped message=\"no data: {}\"/>\n    </testcase>\n",
+                    xml(why)
+                )),
             }
         }
         suites.push_str("  </testsuite>\n");
     }
     format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"xprof-sql check\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{seconds:.3}\">\n{suites}</testsuites>\n"
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"xprof-sql check\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{seconds:.3}\">\n{suites}</testsuites>\n"
     )
 }
 
@@ -456,6 +605,7 @@ mod tests {
             description: "a < b".into(),
             line: 3,
             sql: "SELECT 1".into(),
+            data: None,
         };
         let report = CheckReport {
             path: PathBuf::from("rules.sql"),
