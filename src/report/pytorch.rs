@@ -45,6 +45,52 @@ const IDLE_SQL: &str = "\
 SELECT trace_id, rank, stream, idle_category, idle_ps, gaps, idle_ratio
 FROM idle_time_breakdown ORDER BY rank, trace_id, stream, idle_category";
 
+/// The profiler steps of the Kineto traces: how many distinct
+/// `ProfilerStep#N` names, the first and the last N.
+const STEPS_SQL: &str = "\
+SELECT count(DISTINCT n) AS names, min(n) AS first, max(n) AS last
+FROM (SELECT CAST(regexp_match(e.name, 'ProfilerStep\\s*#\\s*(\\d+)')[1] AS BIGINT) AS n
+      FROM events e JOIN tracks t USING (trace_id, track_id)
+      JOIN traces r USING (trace_id)
+      WHERE r.source_format = 'chrome_trace' AND t.kind = 'thread'
+        AND e.name LIKE '%ProfilerStep%')
+WHERE n IS NOT NULL";
+
+/// Which steps the charts cover, said under each: the top kernels sum the
+/// whole trace, HTA's breakdowns leave out the last profiler step (where a
+/// trace has two or more), so a reader does not compare 775 ms of one with
+/// 363 ms of the other as the same thing.
+struct StepNotes {
+    /// Under the top kernels.
+    every_step: String,
+    /// Under each HTA breakdown.
+    hta: String,
+}
+
+async fn step_notes(session: &ProfileSession) -> Result<StepNotes> {
+    let steps = ask(session, STEPS_SQL).await?;
+    let number = |column: &str| steps.f64s(column).first().copied().unwrap_or(f64::NAN);
+    let (names, first, last) = (number("names"), number("first"), number("last"));
+    Ok(if names >= 2.0 {
+        StepNotes {
+            every_step: format!(
+                " Every profiler step, the last included (ProfilerStep#{first}–#{last}); the \
+                 breakdowns below leave the last (#{last}) out, as HTA does."
+            ),
+            hta: format!(
+                " Without the kernels launched in the last profiler step (#{last}), as HTA \
+                 leaves them out; the top kernels above include it."
+            ),
+        }
+    } else {
+        StepNotes {
+            every_step: " The whole trace.".into(),
+            hta: " The whole trace (HTA drops a last step only where there are two or more)."
+                .into(),
+        }
+    })
+}
+
 /// HTA's three idle classes, in the order stacked.
 const IDLE_CLASSES: [&str; 3] = ["host_wait", "kernel_wait", "other"];
 
@@ -109,6 +155,7 @@ pub(super) async fn section(session: &ProfileSession) -> Result<Option<Section>>
     }
     let mut body = String::new();
     let mut views = Vec::new();
+    let notes = step_notes(session).await?;
     if kernels.rows() > 0 {
         views.push("gpu_kernels");
         let names = kernels.strings("name");
@@ -130,7 +177,10 @@ pub(super) async fn section(session: &ProfileSession) -> Result<Option<Section>>
             "gpu_kernels",
             &svg::hbar_chart("Top GPU kernels by total time", "ps", &bars),
             &kernels_sql,
-            "Every GPU kernel of the PyTorch (Kineto) or Proton traces, summed by name over ranks.",
+            &format!(
+                "Every GPU kernel of the PyTorch (Kineto) or Proton traces, summed by name over ranks.{}",
+                notes.every_step
+            ),
         ));
         body.push_str(&table(
             "gpu_kernels",
@@ -190,7 +240,10 @@ pub(super) async fn section(session: &ProfileSession) -> Result<Option<Section>>
             "gpu_kernel_type_breakdown",
             &svg::stacked_bars("GPU time by kernel type, per rank", "ps", &cats, &series, &[]),
             TYPES_SQL,
-            "How long each set of kernel types ran at once (HTA's kernel-type breakdown, with its overlaps).",
+            &format!(
+                "How long each set of kernel types ran at once (HTA's kernel-type breakdown, with its overlaps).{}",
+                notes.hta
+            ),
         ));
     }
 
@@ -214,7 +267,10 @@ pub(super) async fn section(session: &ProfileSession) -> Result<Option<Section>>
             "temporal_breakdown",
             &svg::stacked_bars("Temporal breakdown, per rank", "ps", &cats, &series, &[]),
             TEMPORAL_SQL,
-            "The GPU's span per rank: computing, running other kernels (communication, memory), idle (HTA's temporal breakdown).",
+            &format!(
+                "The GPU's span per rank: computing, running other kernels (communication, memory), idle (HTA's temporal breakdown).{}",
+                notes.hta
+            ),
         ));
         body.push_str(&table(
             "temporal_breakdown",
@@ -254,7 +310,10 @@ pub(super) async fn section(session: &ProfileSession) -> Result<Option<Section>>
             "idle_time_breakdown",
             &svg::stacked_bars("Idle time per stream", "ps", &cats, &series, &[]),
             IDLE_SQL,
-            "Gaps between a stream's kernels: waiting for the host's launch, short waits between kernels (< 30 µs), and other (HTA's idle-time breakdown).",
+            &format!(
+                "Gaps between a stream's kernels: waiting for the host's launch, short waits between kernels (< 30 µs), and other (HTA's idle-time breakdown).{}",
+                notes.hta
+            ),
         ));
     }
     if body.is_empty() {

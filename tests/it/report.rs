@@ -64,6 +64,13 @@ const MEASURE: &str = "<script>\
       measured += 1;\
     }\
     document.body.dataset.measured = measured;\
+    for (const g of document.querySelectorAll('.legend-entry')) {\
+      const text = g.querySelector('text').getBoundingClientRect();\
+      const swatch = g.querySelector('rect').getBoundingClientRect();\
+      g.setAttribute('data-drawn-swatch-left', swatch.left);\
+      g.setAttribute('data-drawn-text-right', text.right);\
+      g.setAttribute('data-drawn-top', swatch.top);\
+    }\
     </script>";
 
 /// The DOM after the page loaded and ran its script (and [`MEASURE`]), as
@@ -725,4 +732,72 @@ async fn the_pytorch_section_draws_htas_views_per_rank() {
     // The categories name the ranks (and streams), in order.
     let temporal_fig = figure_of(&dom, "temporal_breakdown");
     assert!(temporal_fig.find("rank 0").unwrap() < temporal_fig.find("rank 1").unwrap());
+    // Every stream's bar keeps its label (two lines where one is too
+    // wide), each naming its rank and stream in full on hover.
+    let idle_fig = figure_of(&dom, "idle_time_breakdown");
+    assert_eq!(idle_fig.matches("class=\"x-label\"").count(), idle.len());
+    for r in &idle {
+        let title = format!(
+            "<title>rank {} stream {}</title>",
+            i(r, "rank"),
+            i(r, "stream")
+        );
+        assert!(idle_fig.contains(&title), "{title}");
+    }
+    // Long kernel names that share a prefix stay apart on screen.
+    let kernels_fig = figure_of(&dom, "gpu_kernels");
+    let shown: Vec<&str> = kernels_fig
+        .split("text-anchor=\"end\"><title>")
+        .skip(1)
+        .map(|t| {
+            let after = &t[t.find("</title>").unwrap() + 8..];
+            &after[..after.find("</text>").unwrap()]
+        })
+        .collect();
+    assert_eq!(shown.len(), 15);
+    let distinct: std::collections::BTreeSet<&&str> = shown.iter().collect();
+    assert_eq!(distinct.len(), 15, "{shown:?}");
+    // No legend label runs into the next entry's swatch, as laid out.
+    for chart in [
+        "gpu_kernel_type_breakdown",
+        "temporal_breakdown",
+        "idle_time_breakdown",
+    ] {
+        let fig = figure_of(&dom, chart);
+        let entries: Vec<(f64, f64, f64)> = fig
+            .split("class=\"legend-entry\"")
+            .skip(1)
+            .map(|g| {
+                let read = |name: &str| -> f64 {
+                    let at = g.find(name).unwrap() + name.len();
+                    g[at..at + g[at..].find('"').unwrap()].parse().unwrap()
+                };
+                (
+                    read("data-drawn-top=\""),
+                    read("data-drawn-swatch-left=\""),
+                    read("data-drawn-text-right=\""),
+                )
+            })
+            .collect();
+        assert!(!entries.is_empty(), "{chart}");
+        for pair in entries.windows(2) {
+            let ((top, _, right), (next_top, next_left, _)) = (pair[0], pair[1]);
+            if top == next_top {
+                assert!(right <= next_left - 2.0, "{chart}: {entries:?}");
+            }
+        }
+    }
+    // Each chart says which profiler steps it covers: the top kernels
+    // every step, HTA's breakdowns without the last.
+    assert!(kernels_fig.contains("the last included (ProfilerStep#551–#552)"));
+    for chart in [
+        "gpu_kernel_type_breakdown",
+        "temporal_breakdown",
+        "idle_time_breakdown",
+    ] {
+        assert!(
+            figure_of(&dom, chart).contains("launched in the last profiler step (#552)"),
+            "{chart}"
+        );
+    }
 }

@@ -4,8 +4,8 @@
 use super::axes::{domain_top, max_positive, nice_ticks, unit_fraction};
 use super::format::{format_si, tick_label};
 use super::markup::{
-    axis_line, close_svg, escape, grid_line, mark_attributes, max_chars, open_svg, px,
-    text_element, text_width, truncate_label, with_extra,
+    axis_line, close_svg, distinct_labels, escape, grid_line, mark_attributes, max_chars, open_svg,
+    px, text_element, text_width, with_extra,
 };
 use super::style::{CHART_WIDTH, MARGIN, MIN_PLOT_WIDTH, PALETTE, TITLE_HEIGHT};
 
@@ -27,8 +27,8 @@ pub struct Bar {
 }
 
 /// Renders a horizontal bar chart: one row per bar, in the given order,
-/// labels on the left (cut to 48 characters with an ellipsis; the full label
-/// is in the tooltip), the value formatted with [`format_si`] at the bar's
+/// labels on the left (cut to 48 characters by an ellipsis in the middle;
+/// the full label is in the tooltip), the value formatted with [`format_si`] at the bar's
 /// end, and an x axis from 0 with 4–6 ticks at multiples of 1, 2 or 5 × 10^k.
 ///
 /// Negative, NaN and infinite values are shown as text; their bars are
@@ -38,10 +38,8 @@ pub fn hbar_chart(title: &str, unit: &str, bars: &[Bar]) -> String {
     if bars.is_empty() {
         return String::new();
     }
-    let labels: Vec<String> = bars
-        .iter()
-        .map(|bar| truncate_label(&bar.label, MAX_LABEL_CHARS))
-        .collect();
+    let full: Vec<String> = bars.iter().map(|bar| bar.label.clone()).collect();
+    let labels = distinct_labels(&full, MAX_LABEL_CHARS);
     let value_texts: Vec<String> = bars.iter().map(|bar| format_si(bar.value, unit)).collect();
     let max_value = max_positive(bars.iter().map(|bar| bar.value));
     let ticks = nice_ticks(max_value);
@@ -134,8 +132,13 @@ mod tests {
         assert_eq!(count(&svg, "<rect class=\"bar\""), 3);
         assert!(svg.contains("data-label=\"&lt;gpu&amp;0&gt;\""));
         assert!(!svg.contains("<gpu&0>"));
-        // Truncated on screen, whole in the tooltip.
-        let shown = format!("{}…", "x".repeat(MAX_LABEL_CHARS - 1));
+        // Truncated in the middle on screen, whole in the tooltip.
+        let half = (MAX_LABEL_CHARS - 1) / 2;
+        let shown = format!(
+            "{}…{}",
+            "x".repeat(MAX_LABEL_CHARS - 1 - half),
+            "x".repeat(half)
+        );
         assert!(svg.contains(&format!(">{shown}</text>")));
         assert!(svg.contains(&format!("<title>{long_label}: 1.50 s\n42 calls</title>")));
         // Value text at the bar end and the 0..3 axis.

@@ -1,7 +1,7 @@
 //! Series legends: entries of a colour swatch and a name, laid out in rows
 //! that wrap.
 
-use super::markup::{escape, px, text_width};
+use super::markup::{escape, label_width, px};
 
 pub(super) const LEGEND_ROW_HEIGHT: f64 = 18.0;
 pub(super) const LEGEND_SWATCH: f64 = 12.0;
@@ -18,7 +18,7 @@ pub(super) fn flow_legend(
     let mut x = left;
     let mut row = 0usize;
     for name in names {
-        let entry_width = LEGEND_SWATCH + 4.0 + text_width(name.chars().count()) + 14.0;
+        let entry_width = LEGEND_SWATCH + 4.0 + label_width(name) + 14.0;
         if x > left && x + entry_width > right {
             row += 1;
             x = left;

@@ -34,14 +34,102 @@ pub(super) fn with_extra(base: &str, extra: &str) -> String {
     }
 }
 
-/// `label` cut to `max_chars` characters, the last one an ellipsis.
+/// `label` cut to `max_chars` characters by an ellipsis in the middle:
+/// its start and its end are kept, so that names sharing a long prefix
+/// (`void split_embedding_backward_codegen_rowwise_adagrad_…` kernels,
+/// `COMPUTATION overlapping …` kernel types) stay apart. Charts put the
+/// whole label in the mark's tooltip.
 pub(super) fn truncate_label(label: &str, max_chars: usize) -> String {
-    if label.chars().count() <= max_chars {
+    let count = label.chars().count();
+    if count <= max_chars {
         return label.to_string();
     }
-    let mut truncated: String = label.chars().take(max_chars.saturating_sub(1)).collect();
+    let kept = max_chars.saturating_sub(1);
+    let tail = kept / 2;
+    let head = kept - tail;
+    let mut truncated: String = label.chars().take(head).collect();
     truncated.push('…');
+    truncated.extend(label.chars().skip(count - tail));
     truncated
+}
+
+/// Each of `labels` cut to `max_chars` as [`truncate_label`] cuts it, and
+/// where two would read alike, around where they differ: C++ kernel names
+/// of one family share both their start (`void split_embedding_backward_`)
+/// and their end (`…float, float, long)`), so such a label shows its start,
+/// the stretch where it parts from the others, and its end, with an
+/// ellipsis for each cut.
+pub(super) fn distinct_labels(labels: &[String], max_chars: usize) -> Vec<String> {
+    let first: Vec<String> = labels
+        .iter()
+        .map(|l| truncate_label(l, max_chars))
+        .collect();
+    let mut shown = first.clone();
+    let chars: Vec<Vec<char>> = labels.iter().map(|l| l.chars().collect()).collect();
+    for i in 0..labels.len() {
+        let alike: Vec<usize> = (0..labels.len())
+            .filter(|&j| j != i && first[j] == first[i] && labels[j] != labels[i])
+            .collect();
+        if alike.is_empty() {
+            continue;
+        }
+        // Where this label first parts from every label that reads alike.
+        let parts_at = alike
+            .iter()
+            .map(|&j| {
+                chars[i]
+                    .iter()
+                    .zip(&chars[j])
+                    .take_while(|(a, b)| a == b)
+                    .count()
+            })
+            .max()
+            .unwrap_or(0);
+        shown[i] = elide_around(&chars[i], max_chars, parts_at);
+    }
+    shown
+}
+
+/// `label` cut to `max_chars`: a quarter from its start, a window around
+/// the character at `at`, a quarter from its end, an ellipsis at each cut.
+fn elide_around(label: &[char], max_chars: usize, at: usize) -> String {
+    if label.len() <= max_chars || max_chars < 12 {
+        return truncate_label(&label.iter().collect::<String>(), max_chars);
+    }
+    let head = max_chars / 4;
+    let tail = max_chars / 4;
+    let window = max_chars - head - tail - 2;
+    let start = at
+        .saturating_sub(window / 3)
+        .clamp(head, label.len() - tail - window);
+    let mut out: String = label[..head].iter().collect();
+    if start > head {
+        out.push('…');
+    }
+    out.extend(&label[start..start + window]);
+    if start + window < label.len() - tail {
+        out.push('…');
+    }
+    out.extend(&label[label.len() - tail..]);
+    out
+}
+
+/// Estimated rendered width of `text` at 12px sans-serif, by the kind of
+/// each character: capitals and wide letters take more than the average
+/// [`CHAR_WIDTH`], spaces and narrow punctuation less. For layouts where a
+/// label of capitals (`COMMUNICATION overlapping MEMORY`) must not run into
+/// what follows it.
+pub(super) fn label_width(text: &str) -> f64 {
+    text.chars()
+        .map(|c| match c {
+            'M' | 'W' | 'm' | 'w' | '@' | '%' => 11.0,
+            'A'..='Z' => 8.7,
+            '0'..='9' => 7.0,
+            ' ' | 'i' | 'j' | 'l' | 'I' | '.' | ',' | ':' | ';' | '\'' | '!' | '|' => 3.8,
+            'f' | 'r' | 't' | '(' | ')' | '[' | ']' | '-' => 4.8,
+            _ => CHAR_WIDTH,
+        })
+        .sum()
 }
 
 /// The most characters among `texts`.
@@ -127,6 +215,41 @@ pub(super) fn text_element(x: f64, y: f64, anchor: &str, content: &str) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_labels_keep_their_start_and_end() {
+        let a = "void split_embedding_backward_codegen_rowwise_adagrad_kernel<float, 1>";
+        let b = "void split_embedding_backward_codegen_rowwise_adagrad_kernel<half, 2>";
+        let (ta, tb) = (truncate_label(a, 40), truncate_label(b, 40));
+        assert_eq!(ta.chars().count(), 40);
+        assert_ne!(ta, tb);
+        assert!(
+            ta.starts_with("void split_embedding") && ta.ends_with("<float, 1>"),
+            "{ta}"
+        );
+        assert_eq!(ta.chars().filter(|c| *c == '…').count(), 1);
+        assert_eq!(truncate_label("short", 40), "short");
+        // Two that read alike cut at both ends show where they part.
+        let family = [
+            "void split_embedding_backward_codegen_rowwise_adagrad_kernel_cta_per_row_1<float, float, float, long>(at::PackedTensorAccessor64<float, 1ul, at::RestrictPtrTraits>, float, float, long)",
+            "void split_embedding_backward_codegen_rowwise_adagrad_kernel_warp_per_row_1<float, float, float, long>(at::PackedTensorAccessor64<float, 1ul, at::RestrictPtrTraits>, float, float, long)",
+            "ampere_sgemm_128x64_nn",
+        ]
+        .map(String::from);
+        let shown = distinct_labels(&family, 48);
+        assert_eq!(
+            truncate_label(&family[0], 48),
+            truncate_label(&family[1], 48)
+        );
+        assert_ne!(shown[0], shown[1], "{shown:?}");
+        assert!(
+            shown[0].contains("cta") && shown[1].contains("warp"),
+            "{shown:?}"
+        );
+        assert!(shown.iter().all(|s| s.chars().count() <= 48), "{shown:?}");
+        assert_eq!(shown[2], "ampere_sgemm_128x64_nn");
+        assert!(label_width("COMMUNICATION") > text_width("COMMUNICATION".len()));
+    }
 
     #[test]
     fn escape_replaces_markup_characters() {

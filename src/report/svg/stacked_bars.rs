@@ -6,8 +6,8 @@ use super::axes::{domain_top, is_positive_finite, max_positive, nice_ticks, unit
 use super::format::{format_si, tick_label};
 use super::legend::{LEGEND_ROW_HEIGHT, flow_legend, legend_entry};
 use super::markup::{
-    axis_line, close_svg, escape, grid_line, mark_attributes, max_chars, open_svg, px,
-    text_element, text_width, truncate_label,
+    axis_line, close_svg, distinct_labels, escape, grid_line, label_width, mark_attributes,
+    max_chars, open_svg, px, text_element, text_width, truncate_label,
 };
 use super::style::{
     CHART_WIDTH, MARGIN, MIN_PLOT_WIDTH, REFERENCE_COLOUR, TITLE_HEIGHT, palette_colour,
@@ -19,6 +19,10 @@ const MAX_LEGEND_LABEL_CHARS: usize = 32;
 const MAX_REFERENCE_LABEL_CHARS: usize = 24;
 /// Most x tick labels a stacked bar chart shows.
 const MAX_CATEGORY_LABELS: usize = 60;
+/// The second line of a two-line x label is this far below the first.
+const X_LABEL_LINE_HEIGHT: f64 = 13.0;
+/// Slanted x labels are turned this far (degrees) counter-clockwise.
+const SLANT_DEGREES: f64 = 35.0;
 
 /// One stacked series of [`stacked_bars`]: `values[i]` belongs to category
 /// `i`.
@@ -37,8 +41,12 @@ pub struct Series {
 /// `reference_lines` are `(name, value)` pairs (for example p50 and p90 of the
 /// step time) drawn as dashed horizontal lines labelled on the right; lines
 /// with negative or non-finite values are skipped. Only positive, finite
-/// values are stacked; others draw no segment. Above about 60 categories,
-/// only every n-th x label is shown so the labels do not overlap. Each bar
+/// values are stacked; others draw no segment. An x label that does not fit
+/// its bar's slot is set on two lines (split at the space nearest its
+/// middle: `rank 0` over `stream 7`), or slanted where two lines do not
+/// fit either; only where even slanted labels would overlap (about 45
+/// categories and more) is every n-th label shown. Each label's tooltip is
+/// its whole category. Each bar
 /// is a `<g class="stack">` with `data-category` and `data-total` (the sum of
 /// its segments); each segment has `data-label` (the series), `data-category`
 /// and `data-value`. Returns an empty string when there are no categories or
@@ -87,15 +95,14 @@ pub fn stacked_bars(
     let plot_right = plot_left + plot_width;
     let width = plot_right + right_space + MARGIN;
 
-    let legend_names: Vec<String> = series
-        .iter()
-        .map(|one| truncate_label(&one.name, MAX_LEGEND_LABEL_CHARS))
-        .collect();
+    let full_names: Vec<String> = series.iter().map(|one| one.name.clone()).collect();
+    let legend_names = distinct_labels(&full_names, MAX_LEGEND_LABEL_CHARS);
     let (legend_positions, legend_rows) =
         flow_legend(&legend_names, MARGIN, width - MARGIN, TITLE_HEIGHT);
     let plot_top = TITLE_HEIGHT + LEGEND_ROW_HEIGHT * legend_rows as f64 + 10.0;
     let plot_bottom = plot_top + STACK_PLOT_HEIGHT;
-    let height = plot_bottom + 24.0 + MARGIN;
+    let x_labels = x_labels(categories, plot_width);
+    let height = plot_bottom + 24.0 + x_labels.extra_height() + MARGIN;
     let y_px = |value: f64| plot_bottom - unit_fraction(value, domain_max) * STACK_PLOT_HEIGHT;
 
     let mut svg = open_svg(width, height, title);
@@ -155,8 +162,12 @@ pub fn stacked_bars(
         svg.push_str("</g>\n");
     }
 
-    let label_every = category_label_step(categories, plot_width);
-    for (index, category) in categories.iter().enumerate().step_by(label_every) {
+    for (index, (category, lines)) in categories
+        .iter()
+        .zip(&x_labels.lines)
+        .enumerate()
+        .step_by(x_labels.step)
+    {
         let center_x = plot_left + slot_width * (index as f64 + 0.5);
         svg.push_str(&axis_line(
             center_x,
@@ -164,11 +175,33 @@ pub fn stacked_bars(
             center_x,
             plot_bottom + 4.0,
         ));
+        let spans: String = lines
+            .iter()
+            .enumerate()
+            .map(|(line, text)| {
+                format!(
+                    "<tspan x=\"{}\" dy=\"{}\">{}</tspan>",
+                    px(center_x),
+                    if line == 0 { 0.0 } else { X_LABEL_LINE_HEIGHT },
+                    escape(text)
+                )
+            })
+            .collect();
+        let label_y = plot_bottom + 16.0;
+        let placement = if x_labels.slanted {
+            format!(
+                "text-anchor=\"end\" transform=\"rotate(-{SLANT_DEGREES} {} {})\"",
+                px(center_x),
+                px(label_y)
+            )
+        } else {
+            "text-anchor=\"middle\"".to_string()
+        };
         svg.push_str(&format!(
-            "<text class=\"x-label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+            "<text class=\"x-label\" x=\"{}\" y=\"{}\" {placement}><title>{}</title>{spans}</text>\n",
             px(center_x),
-            px(plot_bottom + 16.0),
-            escape(&truncate_label(category, MAX_CATEGORY_LABEL_CHARS)),
+            px(label_y),
+            escape(category),
         ));
     }
 
@@ -201,23 +234,111 @@ fn stack_values(series: &[Series], index: usize) -> impl Iterator<Item = (usize,
         })
 }
 
-/// Shows every n-th category label so that at most [`MAX_CATEGORY_LABELS`]
-/// labels appear and they do not overlap; returns n (at least 1).
-fn category_label_step(categories: &[String], plot_width: f64) -> usize {
-    let widest = categories
+/// The x labels of a chart: each category's lines, n where every n-th
+/// label is shown, and whether they are slanted.
+struct XLabels {
+    lines: Vec<Vec<String>>,
+    step: usize,
+    slanted: bool,
+}
+
+impl XLabels {
+    /// Height below the first line's baseline the labels take beyond it.
+    fn extra_height(&self) -> f64 {
+        let lines = self.lines.iter().map(Vec::len).max().unwrap_or(1);
+        if self.slanted {
+            let widest = self.lines.iter().flatten().map(|l| label_width(l));
+            widest.fold(0.0, f64::max) * SLANT_DEGREES.to_radians().sin()
+        } else {
+            X_LABEL_LINE_HEIGHT * (lines - 1) as f64
+        }
+    }
+}
+
+/// One line per label when every label fits its slot; else two lines per
+/// label when every one then fits; else slanted labels when that shows
+/// more of them; else every n-th label on the fewest lines.
+fn x_labels(categories: &[String], plot_width: f64) -> XLabels {
+    let one: Vec<Vec<String>> = categories
         .iter()
-        .map(|category| {
-            truncate_label(category, MAX_CATEGORY_LABEL_CHARS)
-                .chars()
-                .count()
-        })
+        .map(|category| vec![truncate_label(category, MAX_CATEGORY_LABEL_CHARS)])
+        .collect();
+    let step = label_step(&one, plot_width);
+    if step == 1 {
+        return XLabels {
+            lines: one,
+            step,
+            slanted: false,
+        };
+    }
+    let two: Vec<Vec<String>> = categories.iter().map(|c| in_two_lines(c)).collect();
+    let two_step = label_step(&two, plot_width);
+    if two_step == 1 {
+        return XLabels {
+            lines: two,
+            step: two_step,
+            slanted: false,
+        };
+    }
+    // Slanted, labels need only a line's height (over the slant's sine)
+    // of the axis each.
+    let slanted_space = X_LABEL_LINE_HEIGHT / SLANT_DEGREES.to_radians().sin();
+    let fitting = ((plot_width / slanted_space).floor() as usize).clamp(1, MAX_CATEGORY_LABELS);
+    let slanted_step = categories.len().div_ceil(fitting).max(1);
+    if slanted_step < step.min(two_step) {
+        XLabels {
+            lines: one,
+            step: slanted_step,
+            slanted: true,
+        }
+    } else if two_step < step {
+        XLabels {
+            lines: two,
+            step: two_step,
+            slanted: false,
+        }
+    } else {
+        XLabels {
+            lines: one,
+            step,
+            slanted: false,
+        }
+    }
+}
+
+/// `category` split at the space nearest its middle, each line cut to
+/// [`MAX_CATEGORY_LABEL_CHARS`]; one line when it has no space.
+fn in_two_lines(category: &str) -> Vec<String> {
+    let middle = category.len() / 2;
+    let split = category
+        .char_indices()
+        .filter(|(_, c)| *c == ' ')
+        .map(|(at, _)| at)
+        .min_by_key(|at| at.abs_diff(middle));
+    match split {
+        Some(at) => vec![
+            truncate_label(&category[..at], MAX_CATEGORY_LABEL_CHARS),
+            truncate_label(&category[at + 1..], MAX_CATEGORY_LABEL_CHARS),
+        ],
+        None => vec![truncate_label(category, MAX_CATEGORY_LABEL_CHARS)],
+    }
+}
+
+/// Shows every n-th of `labels` (each its lines) so that at most
+/// [`MAX_CATEGORY_LABELS`] appear and they do not overlap; returns n (at
+/// least 1).
+fn label_step(labels: &[Vec<String>], plot_width: f64) -> usize {
+    let widest = labels
+        .iter()
+        .flatten()
+        .map(|line| line.chars().count())
         .max()
         .unwrap_or(1);
     let label_space = text_width(widest) + 8.0;
     let fitting = (plot_width / label_space).floor();
     let fitting = if fitting >= 1.0 { fitting as usize } else { 1 };
     let max_labels = fitting.min(MAX_CATEGORY_LABELS);
-    categories.len().div_ceil(max_labels).max(1)
+    labels.len().div_ceil(max_labels).max(1)
 }
 
 #[cfg(test)]
@@ -295,7 +416,37 @@ mod tests {
             "{labels} labels"
         );
         assert_eq!(data_values(&svg).len(), 500);
-        assert!(svg.contains(">0</text>"));
+        assert!(svg.contains(">0</tspan></text>"));
+    }
+
+    /// HTA's idle time per stream: labels too wide for their slots on
+    /// one line are set on two, or slanted where more bars leave less room,
+    /// and every bar keeps its label.
+    #[test]
+    fn labels_too_wide_for_one_line_take_two_or_slant_and_all_show() {
+        let streams = |n: usize| -> Vec<String> {
+            (0..n)
+                .map(|i| format!("rank {} stream {}", i / 5, [7, 20, 25, 84, 91][i % 5]))
+                .collect()
+        };
+        let series = vec![Series {
+            name: "idle".into(),
+            values: vec![1.0; 30],
+        }];
+        let svg = stacked_bars("Idle", "s", &streams(8), &series, &[]);
+        assert_eq!(count(&svg, "class=\"x-label\""), 8);
+        assert_eq!(count(&svg, "<tspan "), 16);
+        assert!(svg.contains(">rank 1</tspan><tspan x="));
+        assert!(svg.contains("<title>rank 1 stream 7</title>"));
+        assert!(!svg.contains("rotate("));
+        let svg = stacked_bars("Idle", "s", &streams(30), &series, &[]);
+        assert_eq!(count(&svg, "class=\"x-label\""), 30);
+        assert_eq!(count(&svg, "rotate(-35 "), 30);
+        // Short labels stay on one line, upright.
+        let short: Vec<String> = (0..3).map(|i| format!("rank {i}")).collect();
+        let svg = stacked_bars("Idle", "s", &short, &series, &[]);
+        assert_eq!(count(&svg, "<tspan "), 3);
+        assert!(!svg.contains("rotate("));
     }
 
     #[test]
