@@ -98,6 +98,7 @@ pub const VIEWS: &[ViewDef] = &[
     view!("llo_region_entries"),
     view!("unit_counters"),
     view!("llo_region_utilization"),
+    view!("llo_region_segments"),
     view!("llo_region_profile"),
     view!("utilization_viewer"),
     view!("llo_protos"),
