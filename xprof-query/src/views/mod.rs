@@ -100,6 +100,7 @@ pub const VIEWS: &[ViewDef] = &[
     view!("llo_region_utilization"),
     view!("llo_region_segments"),
     view!("llo_region_profile"),
+    view!("llo_dump_unit_check"),
     view!("utilization_viewer"),
     view!("llo_protos"),
     view!("async_overlap"),
