@@ -42,7 +42,7 @@ totals AS (
          min(first_bundle) AS first_bundle, max(last_bundle) AS last_bundle
   FROM per_execution
   GROUP BY trace_id, kernel, source_file, source_line
-)
+),
 program_lines AS (
   SELECT i.trace_id, i.metadata_id, i.hlo_op, i.source_file, i.source_line,
          count(*) AS instructions, count(DISTINCT i.unit) AS units,
