@@ -2,11 +2,13 @@
 //! markers (a TPU kernel-profiling capture) or a decoded `llo_proto`, its
 //! inside. The measured region entries of its slowest execution on a
 //! timeline (the other executions as small multiples), its regions by
-//! measured time beside their static occupancy per unit, the bundle
-//! picture (bundles × units, slots used of capacity, region boundaries,
-//! the hottest region outlined), the register pressure picture (live
-//! registers of each type per bundle), its source lines by measured time
-//! and its VMEM allocations. Each chart names its view and shows its SQL, with
+//! measured time beside the static occupancy per unit of the bundles that
+//! time executes (each region's own segment, marker to next marker:
+//! `llo_region_segments`), the bundle picture (bundles × units, slots used
+//! of capacity, the segments marked, the one with the most measured time
+//! outlined), the register pressure picture (live registers of each type
+//! per bundle), its source lines by measured time (a row for the time
+//! whose instructions carry none) and its VMEM allocations. Each chart names its view and shows its SQL, with
 //! the kernel's trace and HLO op written into it.
 
 use std::collections::BTreeMap;
@@ -70,7 +72,8 @@ fn int(v: f64) -> Option<i64> {
 }
 
 /// The entries of the kernel's slowest executions, with each region's
-/// depth, name, provenance and static occupancy.
+/// depth and name, and the provenance and static occupancy of its own
+/// segment (the bundles an entry's `dur_ps` executes).
 fn timeline_sql(k: &Kernel) -> String {
     format!(
         "\
@@ -83,8 +86,11 @@ ranked AS (
   SELECT *, row_number() OVER (ORDER BY kernel_ps DESC, kernel_event_id) AS run_rank FROM runs)
 SELECT r.run_rank, r.kernel_event_id, r.kernel_ps, e.entry, e.region_id,
        e.ts_ps - r.kernel_ts_ps AS start_ps, e.dur_ps,
-       g.name AS region_name, g.depth, g.named_scope, g.source_file, g.source_line,
-       p.mxu_pct, p.valu_pct, p.vld_pct, p.vst_pct, p.salu_pct
+       g.name AS region_name, g.depth, g.named_scope,
+       p.self_source_file AS source_file, p.self_source_line AS source_line,
+       p.self_start_bundle, p.self_limit_bundle,
+       p.self_mxu_pct AS mxu_pct, p.self_valu_pct AS valu_pct, p.self_vld_pct AS vld_pct,
+       p.self_vst_pct AS vst_pct, p.self_salu_pct AS salu_pct
 FROM llo_region_entries e
 JOIN ranked r ON r.kernel_event_id = e.kernel_event_id
 LEFT JOIN llo_region_profile p ON p.trace_id = e.trace_id AND p.hlo_op = e.hlo_op
@@ -100,8 +106,8 @@ ORDER BY r.run_rank, e.entry",
 fn regions_sql(k: &Kernel) -> String {
     format!(
         "\
-SELECT region_id, name, entries, measured_ps, measured_pct, named_scope, source_file, source_line,
-       start_bundle, limit_bundle
+SELECT region_id, name, entries, measured_ps, measured_pct, named_scope,
+       self_source_file, self_source_line, self_start_bundle, self_limit_bundle
 FROM llo_region_profile WHERE {}
 ORDER BY measured_ps DESC, region_id",
         k.filter("")
@@ -111,8 +117,8 @@ ORDER BY measured_ps DESC, region_id",
 fn occupancy_sql(k: &Kernel) -> String {
     format!(
         "\
-SELECT region_id, unit, occupancy_pct
-FROM llo_region_utilization WHERE {} AND capacity IS NOT NULL
+SELECT region_id, unit, self_occupancy_pct, segment_start_bundle, segment_limit_bundle
+FROM llo_region_segments WHERE {} AND capacity IS NOT NULL
 ORDER BY region_id, unit",
         k.filter("")
     )
@@ -124,6 +130,18 @@ fn bundles_sql(filter: &str) -> String {
 SELECT unit, bundle, used, capacity
 FROM llo_bundle_units WHERE {filter} AND capacity IS NOT NULL
 ORDER BY unit, bundle"
+    )
+}
+
+/// The measured segments of a kernel's program: each fired region's own
+/// bundles, from its marker to the next.
+fn segments_sql(filter: &str) -> String {
+    format!(
+        "\
+SELECT DISTINCT region_id, name, segment_start_bundle AS start_bundle,
+       segment_limit_bundle AS limit_bundle
+FROM llo_region_segments WHERE {filter}
+ORDER BY start_bundle, region_id"
     )
 }
 
@@ -148,10 +166,11 @@ ORDER BY register_type, bundle"
 fn sources_sql(k: &Kernel) -> String {
     format!(
         "\
-SELECT source_file, source_line, sum(measured_ps) AS measured_ps, sum(measured_pct) AS measured_pct,
-       count(*) AS regions
-FROM llo_region_profile WHERE {} AND source_line IS NOT NULL
-GROUP BY source_file, source_line
+SELECT coalesce(self_source_file, '(no source line)') AS source_file,
+       CAST(self_source_line AS VARCHAR) AS source_line,
+       sum(measured_ps) AS measured_ps, sum(measured_pct) AS measured_pct, count(*) AS regions
+FROM llo_region_profile WHERE {}
+GROUP BY self_source_file, self_source_line
 ORDER BY measured_ps DESC, source_file, source_line",
         k.filter("")
     )
@@ -210,7 +229,7 @@ pub(super) async fn section(session: &ProfileSession) -> Result<Option<Section>>
             None
         };
         if let Some(filter) = k.program_filter() {
-            let ranges = region_ranges(session, &filter, hot).await?;
+            let ranges = region_ranges(session, &filter, k.executions.is_some(), hot).await?;
             body.push_str(&bundle_picture(session, &k, &filter, &ranges).await?);
             body.push_str(&register_pressure(session, &k, &filter, &ranges).await?);
         }
@@ -219,14 +238,14 @@ pub(super) async fn section(session: &ProfileSession) -> Result<Option<Section>>
             let sources = ask(session, &sql).await?;
             if sources.rows() > 0 {
                 body.push_str(
-                    "<p class=\"sub\">Source lines by measured time (the regions' provenance):</p>",
+                    "<p class=\"sub\">Source lines by measured time: each region's measured time under the line most of its own segment's instructions carry (llo_region_profile.self_source_line); the time of segments whose instructions carry no line is its own row, so the shares add to 100%.</p>",
                 );
                 body.push_str(&table(
                     "llo_region_profile",
                     &sources,
                     &[
                         ("file", "source_file", None),
-                        ("line", "source_line", Some(COUNT)),
+                        ("line", "source_line", None),
                         ("measured", "measured_ps", Some("ps")),
                         ("% of kernel", "measured_pct", Some("%")),
                         ("regions", "regions", Some(COUNT)),
@@ -261,7 +280,7 @@ pub(super) async fn section(session: &ProfileSession) -> Result<Option<Section>>
         views: vec![
             "llo_region_entries",
             "llo_region_profile",
-            "llo_region_utilization",
+            "llo_region_segments",
             "llo_bundle_units",
             "llo_regions",
             "llo_allocations",
@@ -289,6 +308,8 @@ async fn timeline(session: &ProfileSession, k: &Kernel) -> Result<String> {
     let scope = entries.strings("named_scope");
     let file = entries.strings("source_file");
     let line = entries.strings("source_line");
+    let seg_start = entries.f64s("self_start_bundle");
+    let seg_limit = entries.f64s("self_limit_bundle");
     let occupancy: Vec<(&str, Vec<f64>)> = ["mxu", "valu", "vld", "vst", "salu"]
         .into_iter()
         .map(|u| (u, entries.f64s(&format!("{u}_pct"))))
@@ -322,7 +343,13 @@ async fn timeline(session: &ProfileSession, k: &Kernel) -> Result<String> {
                     .collect();
                 let mut tooltip = format!("dur_ps {}", dur[i]);
                 if !occupied.is_empty() {
-                    let _ = write!(tooltip, "\nstatic occupancy: {}", occupied.join(", "));
+                    let _ = write!(
+                        tooltip,
+                        "\nstatic occupancy of the bundles it executes (its own segment, bundles {}–{}): {}",
+                        seg_start[i],
+                        seg_limit[i] - 1.0,
+                        occupied.join(", ")
+                    );
                 }
                 if !line[i].is_empty() {
                     let _ = write!(tooltip, "\nsource: {}:{}", file[i], line[i]);
@@ -363,7 +390,7 @@ async fn timeline(session: &ProfileSession, k: &Kernel) -> Result<String> {
     }
     let others = k.executions.unwrap_or(1).min(MAX_EXECUTIONS as i64) - 1;
     let caption = format!(
-        "Measured region entries of the slowest execution: time from the kernel's start on x, region nesting depth (llo_regions.depth) on y; hover a bar for its dur_ps, static occupancy and source line.{}",
+        "Measured region entries of the slowest execution: time from the kernel's start on x, region nesting depth (llo_regions.depth) on y; hover a bar for its dur_ps and the static occupancy and source line of the bundles that time executes (the region's own segment, from its marker to the next: llo_region_profile.self_*).{}",
         if others > 0 {
             format!(" Below, the next {others} executions by time, same colours.")
         } else {
@@ -378,8 +405,9 @@ async fn timeline(session: &ProfileSession, k: &Kernel) -> Result<String> {
     ))
 }
 
-/// Each region's share of the kernel's measured time beside its static
-/// occupancy per unit; returns the hottest placed region's bundle range.
+/// Each region's share of the kernel's measured time beside the static
+/// occupancy per unit of its own segment; returns the bundle range of the
+/// segment with the most measured time.
 async fn regions_by_time(
     session: &ProfileSession,
     k: &Kernel,
@@ -395,9 +423,20 @@ async fn regions_by_time(
     let pct = regions.f64s("measured_pct");
     let measured = regions.f64s("measured_ps");
     let scope = regions.strings("named_scope");
-    let line = regions.strings("source_line");
-    let start = regions.f64s("start_bundle");
-    let limit = regions.f64s("limit_bundle");
+    let line = regions.strings("self_source_line");
+    let start = regions.f64s("self_start_bundle");
+    let limit = regions.f64s("self_limit_bundle");
+    let segment = |i: usize| {
+        if start[i].is_finite() && limit[i].is_finite() {
+            format!(
+                " over bundles {}–{} (its own segment)",
+                start[i],
+                limit[i] - 1.0
+            )
+        } else {
+            String::new()
+        }
+    };
     let label = |i: usize| {
         let mut l = format!("R{} {}", id[i] as i64, name[i]);
         if !scope[i].is_empty() {
@@ -410,8 +449,9 @@ async fn regions_by_time(
             label: label(i),
             value: pct[i],
             tooltip: format!(
-                "{} measured{}",
+                "{} measured{}{}",
                 svg::format_si(measured[i], "ps"),
+                segment(i),
                 if line[i].is_empty() {
                     String::new()
                 } else {
@@ -424,7 +464,7 @@ async fn regions_by_time(
         "llo_region_profile",
         &svg::hbar_chart(&format!("{}: regions by measured time", k.hlo_op), "%", &bars),
         &sql,
-        "Each region's share of the kernel's measured time (all executions): the time from its entry marker to the next marker.",
+        "Each region's share of the kernel's measured time (all executions): the time from its entry marker to the next marker, spent in the region's own segment (its bundles up to the next marker; children's time is theirs).",
     ));
     // The heat table: region × unit occupancy, in the order above.
     let occ_sql = occupancy_sql(k);
@@ -432,7 +472,7 @@ async fn regions_by_time(
     if occ.rows() > 0 {
         let occ_region = occ.f64s("region_id");
         let occ_unit = occ.strings("unit");
-        let occ_pct = occ.f64s("occupancy_pct");
+        let occ_pct = occ.f64s("self_occupancy_pct");
         let mut cells: BTreeMap<(i64, String), f64> = BTreeMap::new();
         for i in 0..occ.rows() {
             cells.insert((occ_region[i] as i64, occ_unit[i].clone()), occ_pct[i]);
@@ -473,14 +513,14 @@ async fn regions_by_time(
         }
         html.push_str("</tbody></table>");
         body.push_str(&figure(
-            "llo_region_utilization",
+            "llo_region_segments",
             &html,
             &occ_sql,
-            "Static occupancy per unit of each region (slots used over capacity × bundles, from the compiler's schedule), regions in the order of their measured time.",
+            "Static occupancy per unit of the bundles each region's measured time executes: its own segment, from its marker to the next marker (slots used over capacity × bundles, from the compiler's schedule; llo_region_segments.self_occupancy_pct). Not the region's nested range: a region holding marked children is mostly their bundles (nested_occupancy_pct there). Regions in the order of their measured time; the source line is its segment's.",
         ));
     }
     let hot = (0..regions.rows())
-        .find(|&i| id[i] as i64 != 0 && start[i].is_finite() && limit[i].is_finite())
+        .find(|&i| start[i].is_finite() && limit[i].is_finite())
         .map(|i| (id[i] as i64, label(i), start[i] as u32, limit[i] as u32));
     Ok(hot)
 }
@@ -492,6 +532,7 @@ async fn bundle_picture(
     filter: &str,
     regions: &Regions,
 ) -> Result<String> {
+    let measured = k.executions.is_some();
     let sql = bundles_sql(filter);
     let cells = ask(session, &sql).await?;
     if cells.rows() == 0 {
@@ -534,7 +575,14 @@ async fn bundle_picture(
             svg::SLOTS,
         ),
         &format!("{sql};\n\n{bounds_sql}"),
-        "The compiled program's bundles on x, its units on y: each cell is the slots the bundle uses of the unit's capacity (llo_bundle_units). Dashed lines mark where regions start (llo_regions); the outlined band is the region with the most measured time.",
+        &format!(
+            "The compiled program's bundles on x, its units on y: each cell is the slots the bundle uses of the unit's capacity (llo_bundle_units). {}",
+            if measured {
+                "Dashed lines mark where each measured segment starts, a region's own bundles from its marker to the next marker (llo_region_segments); the outlined band is the segment with the most measured time: the bundles that time executes, not the region's nested range."
+            } else {
+                "Dashed lines mark where regions start (llo_regions)."
+            }
+        ),
     ))
 }
 
@@ -542,20 +590,27 @@ async fn bundle_picture(
 /// hottest one, and the SQL that found them.
 type Regions = (Vec<BundleRange>, Option<usize>, String);
 
-/// The regions marked on the bundle and register pictures.
+/// The ranges marked on the bundle and register pictures: the measured
+/// segments of a kernel with region markers (`measured`), else the
+/// program's placed regions.
 async fn region_ranges(
     session: &ProfileSession,
     filter: &str,
+    measured: bool,
     hot: Option<(i64, String, u32, u32)>,
 ) -> Result<Regions> {
-    let bounds_sql = boundaries_sql(filter);
+    let bounds_sql = if measured {
+        segments_sql(filter)
+    } else {
+        boundaries_sql(filter)
+    };
     let bounds = ask(session, &bounds_sql).await?;
     let b_id = bounds.f64s("region_id");
     let b_name = bounds.strings("name");
     let b_start = bounds.f64s("start_bundle");
     let b_limit = bounds.f64s("limit_bundle");
     let mut ranges: Vec<BundleRange> = (0..bounds.rows())
-        .filter(|&i| b_id[i] as i64 != 0)
+        .filter(|&i| measured || b_id[i] as i64 != 0)
         .map(|i| BundleRange {
             label: format!("R{} {}", b_id[i] as i64, b_name[i]),
             start: b_start[i] as u32,
@@ -637,6 +692,6 @@ async fn register_pressure(
             svg::LIVE_AT_PEAK,
         ),
         &format!("{sql};\n\n{bounds_sql}"),
-        "Register pressure as the compiler scheduled it (XProf's register_pressure): the program's bundles on x, one lane per register type; each cell is the registers of that type live in the bundle, shaded by its share of the type's peak in the program (hover for the count). Regions are marked as above.",
+        "Register pressure as the compiler scheduled it (XProf's register_pressure): the program's bundles on x, one lane per register type; each cell is the registers of that type live in the bundle, shaded by its share of the type's peak in the program (hover for the count). Regions (or a kernel's measured segments) are marked as above.",
     ))
 }

@@ -373,6 +373,8 @@ async fn region_entries_export_as_slices_nested_in_their_kernel() {
         "region_name",
         "source_line",
         "mxu_occupancy_pct",
+        "segment_start_bundle",
+        "mxu_nested_occupancy_pct",
     ] {
         assert!(arg_names.contains(arg), "{arg} in {arg_names:?}");
     }

@@ -525,6 +525,140 @@ fn region_profile_joins_measured_time_and_static_occupancy() {
     assert_eq!(i(init, "source_line"), 30);
 }
 
+/// The bundles a marker's measured time executes, from the generator's
+/// description: each fired region's segment runs from its first slot to
+/// the first slot of the next fired region in slot order (the program's
+/// end for the last), and its occupancy is the generator's slot use over
+/// those slots.
+fn expected_segments(t: &CaptureTruth) -> Vec<(u32, u32, u32)> {
+    let fired: BTreeSet<u32> = t.markers.iter().map(|m| m.region_id).collect();
+    let mut starts: Vec<(u32, u32)> = t
+        .regions
+        .iter()
+        .filter(|r| fired.contains(&r.id))
+        .map(|r| (r.start.expect("a fired region is placed"), r.id))
+        .collect();
+    starts.sort();
+    starts
+        .iter()
+        .enumerate()
+        .map(|(n, (start, id))| {
+            let limit = starts.get(n + 1).map_or(t.slots, |next| next.0);
+            (*id, *start, limit)
+        })
+        .collect()
+}
+
+fn slot_occupancy(unit: &xprof_testdata::llo_capture::StaticUnit, start: u32, limit: u32) -> f64 {
+    let used: u64 = unit.used[start as usize..limit as usize]
+        .iter()
+        .map(|u| *u as u64)
+        .sum();
+    100.0 * used as f64 / (unit.capacity.unwrap() as f64 * (limit - start) as f64)
+}
+
+/// A region's measured time is paired with the occupancy of the bundles
+/// it executes (its own segment, to the next marker), not with its nested
+/// range: the loop body (R69, slots 12-220) is entered 8 slots before its
+/// first marked child (R27 at slot 20), and those 8 slots hold no matmul,
+/// while its nested range is mostly the two matmul bodies. Expected
+/// values come from the generator's slot data, not from the views.
+#[test]
+fn measured_time_is_paired_with_its_own_segments_occupancy() {
+    let t = truth();
+    let segments = expected_segments(&t);
+    // The case this is about: the body's own stretch ends where R27 starts.
+    let body = segments.iter().find(|s| s.0 == 69).unwrap();
+    assert_eq!((body.1, body.2), (12, 20));
+    let mxu = t.units.iter().find(|u| u.unit == "MXU").unwrap();
+    let body_self = slot_occupancy(mxu, 12, 20);
+    let body_nested = t.region(69).occupancy_pct(mxu).unwrap();
+    assert_eq!(body_self, 0.0);
+    assert!(body_nested > 70.0, "{body_nested}");
+
+    let got = rows(&format!(
+        "SELECT * FROM llo_region_segments WHERE hlo_op = '{HLO_OP}' ORDER BY region_id, unit"
+    ));
+    let mut checked = 0;
+    for (id, start, limit) in &segments {
+        let reg = t.region(*id);
+        for u in t.units.iter().filter(|u| u.capacity.is_some()) {
+            let r = got
+                .iter()
+                .find(|r| i(r, "region_id") == *id as i64 && s(r, "unit") == u.unit)
+                .unwrap_or_else(|| panic!("R{id} {}", u.unit));
+            assert_eq!(i(r, "segment_start_bundle"), *start as i64, "{r:?}");
+            assert_eq!(i(r, "segment_limit_bundle"), *limit as i64, "{r:?}");
+            assert_eq!(i(r, "segment_bundles"), (*limit - *start) as i64, "{r:?}");
+            assert_eq!(
+                oi(r, "nested_limit_bundle"),
+                reg.end.map(i64::from),
+                "{r:?}"
+            );
+            let used: i64 = u.used[*start as usize..*limit as usize]
+                .iter()
+                .map(|x| *x as i64)
+                .sum();
+            assert_eq!(i(r, "self_used"), used, "{r:?}");
+            assert_eq!(
+                f(r, "self_occupancy_pct"),
+                slot_occupancy(u, *start, *limit),
+                "{r:?}"
+            );
+            let nested = reg.occupancy_pct(u).unwrap();
+            assert!(
+                (f(r, "nested_occupancy_pct") - nested).abs() < 1e-9,
+                "{r:?}"
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(
+        got.iter().filter(|r| r.get("capacity").is_some()).count(),
+        checked
+    );
+
+    // The profile: measured time beside its own segment's numbers, the
+    // nested range's beside them under `nested_`, the old names nested.
+    let prof = rows(&format!(
+        "SELECT * FROM llo_region_profile WHERE hlo_op = '{HLO_OP}' ORDER BY region_id"
+    ));
+    assert_eq!(prof.len(), segments.len());
+    for r in &prof {
+        let id = i(r, "region_id") as u32;
+        let (_, start, limit) = segments.iter().find(|s| s.0 == id).unwrap();
+        assert_eq!(i(r, "self_start_bundle"), *start as i64, "{r:?}");
+        assert_eq!(i(r, "self_limit_bundle"), *limit as i64, "{r:?}");
+        for u in t.units.iter().filter(|u| u.capacity.is_some()) {
+            let col = u.unit.to_lowercase();
+            let want = slot_occupancy(u, *start, *limit);
+            assert_eq!(f(r, &format!("self_{col}_pct")), want, "R{id} {}", u.unit);
+            let nested = t.region(id).occupancy_pct(u).unwrap();
+            assert!((f(r, &format!("nested_{col}_pct")) - nested).abs() < 1e-9);
+            assert!((f(r, &format!("{col}_pct")) - nested).abs() < 1e-9);
+        }
+    }
+    let body = prof.iter().find(|r| i(r, "region_id") == 69).unwrap();
+    assert_eq!(f(body, "self_mxu_pct"), body_self);
+    assert_ne!(f(body, "self_mxu_pct"), f(body, "nested_mxu_pct"));
+    // Its own instructions: the two DMA instructions of slot 13 (line 27),
+    // the load of slot 15 (line 29) and scalar work without a line; the
+    // region's own instructions over its whole range are mostly loads of
+    // line 29 (`source_line`).
+    assert_eq!(i(body, "self_source_line"), 27);
+    assert_eq!(i(body, "source_line"), 29);
+    let lines: Vec<String> = body["self_source_lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().rsplit(':').next().unwrap().to_string())
+        .collect();
+    assert_eq!(lines, ["27", "29"]);
+    let acc = prof.iter().find(|r| i(r, "region_id") == 32).unwrap();
+    assert_eq!(i(acc, "self_source_line"), 34);
+    assert_eq!(s(acc, "self_named_scope"), "ep_run_kernel/acc");
+}
+
 /// The unsigned program id is kept as written.
 #[test]
 fn program_ids_above_2_63_stay_unsigned() {

@@ -314,3 +314,100 @@ fn many_bad_lines_give_twenty_warnings_and_a_count() {
     assert!(w[20].ends_with("10 more warnings like these"), "{w:?}");
     assert_eq!(bundles(&path).len(), 30);
 }
+
+/// An op's unit adds up to the compiler's own count, bundle by bundle.
+/// The dump is synthetic (no real dump can be shared): its ops have the
+/// shapes of the real dumps (facts sheet §9.1, §9.3, and the reduction
+/// kernel's cross-lane adds `vadd.xlane.f32.xlu0`), and its utilization
+/// rows are written by the compiler's rules from each shape's column
+/// (`xprof_testdata::llo_dump::real_shaped_dump`), not by the reader's.
+/// Every column but MXU is an op count: the ops `llo_dump_ops` gives each
+/// unit must number what the column says in every bundle. The MXU column
+/// is the MXUs modelled busy: MXU ops do not add up to it, and the check
+/// says so rather than comparing.
+#[test]
+fn dump_op_units_add_up_to_the_compilers_per_bundle_counts() {
+    let dump = xprof_testdata::llo_dump::real_shaped_dump();
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in &dump.files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let columns = xprof_testdata::llo_dump::UTILIZATION_COLUMNS;
+    let normalized = |c: &'static str| -> &'static str {
+        match c {
+            "VLOAD" => "VLD",
+            "VLOAD:FILL" => "FILL",
+            "VSTORE" => "VST",
+            "VSTORE:SPILL" => "SPILL",
+            other => other,
+        }
+    };
+    // Ops per bundle and unit, as read.
+    let ops = rows(
+        dir.path(),
+        "SELECT address, unit, count(*) AS n FROM llo_dump_ops GROUP BY address, unit",
+    );
+    let read = |address: usize, unit: &str| -> i64 {
+        ops.iter()
+            .find(|r| i(r, "address") == address as i64 && s(r, "unit") == unit)
+            .map_or(0, |r| i(r, "n"))
+    };
+    let mut xlu = 0;
+    for (address, row) in dump.rows.iter().enumerate() {
+        for ((column, _), used) in columns.iter().zip(row) {
+            if *column == "MXU" {
+                continue;
+            }
+            assert_eq!(
+                read(address, normalized(column)),
+                *used,
+                "bundle {address} {column}: {:?}",
+                dump.bundles[address]
+            );
+            if *column == "XLU" {
+                xlu += used;
+            }
+        }
+        // Every op is counted by a column, or is an MXU or pseudo op.
+        let counted: i64 = columns
+            .iter()
+            .zip(row)
+            .filter(|(c, _)| c.0 != "MXU")
+            .map(|(_, u)| *u)
+            .sum();
+        let mxu = dump.bundles[address]
+            .iter()
+            .filter(|o| o.0.contains(".mxu") && !o.0.starts_with("vpop"))
+            .count() as i64;
+        assert_eq!(read(address, "MXU"), mxu, "bundle {address}");
+        assert_eq!(
+            read(address, "PSEUDO") + mxu + counted,
+            dump.bundles[address].len() as i64,
+            "bundle {address}"
+        );
+    }
+    assert!(xlu > 0, "the dump has cross-lane ops");
+    // The view says the same, and where MXU cannot be compared.
+    let check = rows(
+        dir.path(),
+        "SELECT unit, count(*) AS cells, sum(ops) AS ops, sum(used) AS used, \
+         count(*) FILTER (WHERE agrees) AS agree, count(agrees) AS compared \
+         FROM llo_dump_unit_check GROUP BY unit ORDER BY unit",
+    );
+    let bundles = dump.rows.len() as i64;
+    assert_eq!(check.len(), columns.len(), "{check:?}");
+    for r in &check {
+        assert_eq!(i(r, "cells"), bundles, "{r:?}");
+        if s(r, "unit") == "MXU" {
+            assert_eq!(i(r, "compared"), 0, "{r:?}");
+            let busy: i64 = dump.rows.iter().map(|row| row[0]).sum();
+            assert_eq!(i(r, "used"), busy);
+            assert_ne!(i(r, "ops"), busy, "MXU ops are not the busy count");
+        } else {
+            assert_eq!(i(r, "agree"), bundles, "{r:?}");
+            assert_eq!(i(r, "ops"), i(r, "used"), "{r:?}");
+        }
+    }
+    let xlu_row = check.iter().find(|r| s(r, "unit") == "XLU").unwrap();
+    assert_eq!(i(xlu_row, "used"), xlu);
+}

@@ -424,9 +424,12 @@ fn figure_of<'a>(dom: &'a str, chart: &str) -> &'a str {
 /// The custom-kernel section on the synthetic kernel-profiling capture,
 /// read back from the DOM after Chromium laid it out: the region bars of
 /// every drawn execution are the measured entries (count, durations,
-/// starts, nesting), the heat cells the static occupancy of
-/// `llo_region_utilization`, and the bundle picture one cell per bundle ×
-/// unit with `llo_bundle_units`' value; the page stays small.
+/// starts, nesting), the hover and the heat cells the static occupancy of
+/// each region's own segment (`llo_region_segments`: the bundles its
+/// measured time executes), the bundle picture one cell per bundle × unit
+/// with `llo_bundle_units`' value, the segments marked and the one with
+/// the most measured time outlined, and source lines whose shares add to
+/// 100%; the page stays small.
 #[tokio::test]
 async fn the_kernel_section_shows_regions_occupancy_and_bundles() {
     let input = fixture("tpu/synthetic_capture.xplane.pb");
@@ -522,13 +525,47 @@ async fn the_kernel_section_shows_regions_occupancy_and_bundles() {
         &f64s(&profile, "measured_pct"),
         &input,
     );
-    // Heat cells: region × unit occupancy.
+    // The hover of the slowest execution's bars: the occupancy of the
+    // region's own segment. The loop body's (R69) says MXU 0.0%, not its
+    // nested range's 72%.
+    let own = q(
+        "SELECT region_id, self_start_bundle, self_limit_bundle, self_mxu_pct, \
+                 nested_mxu_pct FROM llo_region_profile",
+    )
+    .await;
+    let titles: Vec<&str> = timeline
+        .split("<title>")
+        .skip(1)
+        .map(|t| &t[..t.find("</title>").unwrap()])
+        .collect();
+    for r in &own {
+        let id = i(r, "region_id");
+        let hover = titles
+            .iter()
+            .find(|t| t.starts_with(&format!("R{id} ")))
+            .unwrap_or_else(|| panic!("a bar of R{id}"));
+        assert!(
+            hover.contains(&format!(
+                "its own segment, bundles {}–{}): MXU {:.1}%",
+                i(r, "self_start_bundle"),
+                i(r, "self_limit_bundle") - 1,
+                r["self_mxu_pct"].as_f64().unwrap()
+            )),
+            "{hover}"
+        );
+    }
+    let body = own.iter().find(|r| i(r, "region_id") == 69).unwrap();
+    assert_eq!(body["self_mxu_pct"].as_f64(), Some(0.0));
+    assert!(body["nested_mxu_pct"].as_f64().unwrap() > 70.0);
+    // Heat cells: region × unit occupancy of each region's own segment.
     // The capture holds two programs; the one with region markers is the
     // kernel whose section comes first.
-    let occupancy = q("SELECT region_id, unit, occupancy_pct FROM llo_region_utilization \
-                       WHERE capacity IS NOT NULL AND hlo_op IN (SELECT hlo_op FROM llo_region_entries)")
+    let occupancy = q(
+        "SELECT region_id, unit, self_occupancy_pct AS occupancy_pct FROM llo_region_segments \
+         WHERE capacity IS NOT NULL AND hlo_op IN (SELECT hlo_op FROM llo_region_entries)",
+    )
     .await;
-    let heat = figure_of(&dom, "llo_region_utilization");
+    let heat = figure_of(&dom, "llo_region_segments");
     let got: std::collections::BTreeMap<String, f64> = attrs(heat, "data-label")
         .into_iter()
         .zip(attrs(heat, "data-value").iter().map(|v| v.parse().unwrap()))
@@ -614,14 +651,70 @@ async fn the_kernel_section_shows_regions_occupancy_and_bundles() {
         .collect();
     let want_peaks: Vec<i64> = want.values().map(|l| *l.iter().max().unwrap()).collect();
     assert_eq!(peaks, want_peaks);
-    // The hottest placed region is outlined.
+    // The measured segments are marked, and the one with the most measured
+    // time is outlined over its own bundles (R69's 12-20, not its nested
+    // 12-220).
     let hot = q(
-        "SELECT start_bundle FROM llo_region_profile WHERE region_id <> 0 \
-                 AND start_bundle IS NOT NULL ORDER BY measured_ps DESC, region_id LIMIT 1",
+        "SELECT region_id, self_start_bundle, self_limit_bundle FROM llo_region_profile \
+         WHERE self_start_bundle IS NOT NULL ORDER BY measured_ps DESC, region_id LIMIT 1",
     )
     .await;
+    assert_eq!(i(&hot[0], "region_id"), 69);
     let outlined = &picture[picture.find("class=\"hot\"").expect("a hot region")..];
-    assert!(outlined.contains(&format!("data-start=\"{}\"", i(&hot[0], "start_bundle"))));
+    let outlined = &outlined[..outlined.find('>').unwrap()];
+    assert!(
+        outlined.contains(&format!(
+            "data-start=\"{}\" data-limit=\"{}\"",
+            i(&hot[0], "self_start_bundle"),
+            i(&hot[0], "self_limit_bundle")
+        )),
+        "{outlined}"
+    );
+    let segments = q(
+        "SELECT DISTINCT segment_start_bundle, segment_limit_bundle FROM llo_region_segments \
+         WHERE hlo_op IN (SELECT hlo_op FROM llo_region_entries) AND region_id <> 69 \
+         ORDER BY segment_start_bundle",
+    )
+    .await;
+    let picture_only = &picture[..picture.find("</figure>").unwrap()];
+    let marked: Vec<(i64, i64)> = picture_only
+        .split("class=\"region-start\"")
+        .skip(1)
+        .map(|l| {
+            let l = &l[..l.find('>').unwrap()];
+            (
+                attrs(l, "data-start")[0].parse().unwrap(),
+                attrs(l, "data-limit")[0].parse().unwrap(),
+            )
+        })
+        .collect();
+    let want: Vec<(i64, i64)> = segments
+        .iter()
+        .map(|r| (i(r, "segment_start_bundle"), i(r, "segment_limit_bundle")))
+        .collect();
+    assert_eq!(marked, want);
+    // Source lines by measured time: every region's time under its own
+    // segment's line, the time of segments without one its own row, so
+    // the shares add to 100%.
+    let table = &dom[dom
+        .find("Source lines by measured time")
+        .expect("the source table")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    let col = |name: &str| -> Vec<f64> {
+        table
+            .split(&format!("data-col=\"{name}\" data-value=\""))
+            .skip(1)
+            .map(|v| v[..v.find('"').unwrap()].parse().unwrap())
+            .collect()
+    };
+    let shares = col("measured_pct");
+    let total: f64 = shares.iter().sum();
+    assert!((total - 100.0).abs() < 1e-9, "{shares:?}");
+    let measured = col("measured_ps");
+    let all =
+        q("SELECT sum(dur_ps) AS ps FROM llo_region_entries WHERE kernel_event_id IS NOT NULL")
+            .await;
+    assert_eq!(measured.iter().sum::<f64>(), i(&all[0], "ps") as f64);
 }
 
 /// The marks of a stacked chart as (`data-value`, laid-out height) pairs:

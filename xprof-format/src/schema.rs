@@ -1781,7 +1781,7 @@ pub static LLO_DUMP_OPS: TableDef = TableDef {
             "unit",
             Utf8,
             false,
-            "The unit whose slot the op takes, in the vocabulary of `tracks.unit` and `llo_bundle_units` (`MXU`, `VPOP`, `VALU`, `VLD`, `VST`, `SALU`; `PSEUDO` for `inlined_call_operand`, `sphi`, `int_to_ptr`), as the utilization dump counts it.",
+            "The unit whose slot the op takes, in the vocabulary of `tracks.unit` and `llo_bundle_units` (`MXU`, `XLU`, `VPOP`, `VALU`, `VLD`, `VST`, `SALU`; `PSEUDO` for `inlined_call_operand`, `sphi`, `int_to_ptr`; `OTHER` for a mnemonic no rule knows), decided from the mnemonic so that each op counts where the compiler's per-bundle utilization dump counts it (cross-lane `*.xlane.*` and `*.xluN` ops are `XLU`, `vpop.*` `VPOP`; docs/analyses.md lists the rules); `llo_dump_unit_check` compares it with that dump bundle by bundle. MXU ops do not add up to the dump's MXU column, which counts the MXUs modelled busy.",
         ),
         col(
             "unit_as_written",

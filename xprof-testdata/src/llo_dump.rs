@@ -350,3 +350,241 @@ pub fn dump_folder(truth: &CaptureTruth) -> DumpTruth {
     ];
     out
 }
+
+/// The HLO op of [`real_shaped_dump`].
+pub const REAL_SHAPED_OP: &str = "matmul_reduce.1";
+
+/// One op shape of the real dumps: its mnemonic and the column of the
+/// per-bundle utilization dump that counts it, `None` for the ops no
+/// column counts one by one (MXU ops: the MXU column is the MXUs modelled
+/// busy; pseudo-ops take no slot).
+type OpShape = (&'static str, Option<&'static str>);
+
+/// Op shapes as the facts sheet (§9.1, §9.3) lists them, with the column
+/// that counts each: `vadd.*` VALU, `vpop.*` VPOP, `vst` VSTORE, `vld` +
+/// `dma.done.wait` + `vsyncadd` VLOAD, scalar, predicate and DMA-issue ops
+/// SALU, `sphi`/`int_to_ptr.*`/`inlined_call_operand.*` none; and the
+/// cross-lane add of a reduction kernel (`vadd.xlane.f32.xlu0`), which
+/// the compiler counts under XLU, not VALU.
+const SHAPES: &[OpShape] = &[
+    ("inlined_call_operand.hbm", None),
+    ("dma.hbm_to_vmem", Some("SALU")),
+    ("dma.vmem_to_hbm", Some("SALU")),
+    ("dma.done.wait", Some("VLOAD")),
+    ("vsyncadd", Some("VLOAD")),
+    ("int_to_ptr.vmem", None),
+    ("sphi", None),
+    ("smov", Some("SALU")),
+    ("scmp.ge.s32", Some("SALU")),
+    ("sadd.s32", Some("SALU")),
+    ("scalar_lea.vmem", Some("SALU")),
+    ("sbr.rel", Some("SALU")),
+    ("shalt.err", Some("SALU")),
+    ("vld", Some("VLOAD")),
+    ("vst", Some("VSTORE")),
+    ("vadd.f32", Some("VALU")),
+    ("vmatprep.subr.mxu0", None),
+    ("vmatpush1.msra.mxu0", None),
+    ("vmatpush2.msra.mxu1", None),
+    ("vmatprep.mubr.f32.mxu0", None),
+    ("vmatmul.mubr.f32.gmra.mxu0", None),
+    ("vmatmul.mubr.f32.vlgmr.msra.gmra.mxu1", None),
+    ("vpop.f32.mrf.mxu0", Some("VPOP")),
+    ("vpop.f32.mrf.mxu1", Some("VPOP")),
+    ("vadd.xlane.f32.xlu0", Some("XLU")),
+    ("vadd.xlane.f32.xlu1", Some("XLU")),
+];
+
+fn shape(mnemonic: &str) -> OpShape {
+    *SHAPES
+        .iter()
+        .find(|s| s.0 == mnemonic)
+        .unwrap_or_else(|| panic!("no shape {mnemonic}"))
+}
+
+/// A dump whose ops have the real dumps' shapes (synthetic: no real dump
+/// can be shared): the final bundles (124) and the per-bundle utilization
+/// (121) of one kernel that loads, runs a matmul pass on both MXUs, pops
+/// the results, then reduces across lanes. Its utilization rows follow
+/// the compiler's rules of §9.1, from the shapes' columns, not from this
+/// project's reader: each column but MXU counts the bundle's ops of that
+/// column; MXU is the MXUs modelled busy, each from the bundle after its
+/// first `vmatmul` to 5 bundles after its last.
+#[derive(Debug, Clone, Default)]
+pub struct RealShapedDump {
+    /// Files: (name, text).
+    pub files: Vec<(String, String)>,
+    /// Ops of each bundle (address = index): (mnemonic, counting column).
+    pub bundles: Vec<Vec<OpShape>>,
+    /// Each bundle's utilization row, in [`UTILIZATION_COLUMNS`] order.
+    pub rows: Vec<[i64; 10]>,
+}
+
+/// Builds [`RealShapedDump`].
+pub fn real_shaped_dump() -> RealShapedDump {
+    let mut bundles: Vec<Vec<&'static str>> = vec![
+        vec!["inlined_call_operand.hbm"; 3],
+        vec![
+            "dma.hbm_to_vmem",
+            "dma.hbm_to_vmem",
+            "smov",
+            "int_to_ptr.vmem",
+        ],
+        vec!["dma.done.wait", "vsyncadd", "scalar_lea.vmem", "sphi"],
+    ];
+    // The matmul pass: weights pushed, rows loaded and multiplied.
+    for b in 0..16 {
+        let mut ops = vec!["vld", "vld", "sadd.s32"];
+        if b < 4 {
+            ops.extend([
+                "vmatprep.subr.mxu0",
+                "vmatpush1.msra.mxu0",
+                "vmatpush2.msra.mxu1",
+            ]);
+        } else {
+            ops.push("vmatprep.mubr.f32.mxu0");
+            if b % 2 == 0 {
+                ops.push("vmatmul.mubr.f32.gmra.mxu0");
+            }
+            if b % 3 == 0 {
+                ops.push("vmatmul.mubr.f32.vlgmr.msra.gmra.mxu1");
+            }
+        }
+        if b % 4 == 1 {
+            ops.push("vadd.f32");
+        }
+        bundles.push(ops);
+    }
+    // Results popped and stored.
+    for b in 0..6 {
+        let mut ops = vec!["vpop.f32.mrf.mxu0", "vst"];
+        if b % 2 == 0 {
+            ops.push("vpop.f32.mrf.mxu1");
+        }
+        bundles.push(ops);
+    }
+    // The reduction: loads, cross-lane adds on both XLUs, an add, a store.
+    for b in 0..8 {
+        let mut ops = vec!["vld", "vadd.xlane.f32.xlu0"];
+        if b % 2 == 1 {
+            ops.push("vadd.xlane.f32.xlu1");
+        }
+        if b % 3 == 0 {
+            ops.extend(["vadd.f32", "vadd.f32"]);
+        }
+        if b == 7 {
+            ops.push("vst");
+        }
+        bundles.push(ops);
+    }
+    bundles.push(vec!["scmp.ge.s32", "sbr.rel", "dma.vmem_to_hbm"]);
+    bundles.push(vec!["shalt.err"]);
+    bundles.push(vec![]);
+
+    let shaped: Vec<Vec<OpShape>> = bundles
+        .iter()
+        .map(|ops| ops.iter().map(|m| shape(m)).collect())
+        .collect();
+    // MXU busy model: per MXU, from the bundle after its first vmatmul to
+    // 5 bundles after its last.
+    let mut mxu_busy = vec![0i64; shaped.len()];
+    for unit in ["mxu0", "mxu1"] {
+        let matmuls: Vec<usize> = shaped
+            .iter()
+            .enumerate()
+            .filter(|(_, ops)| {
+                ops.iter()
+                    .any(|o| o.0.starts_with("vmatmul") && o.0.ends_with(unit))
+            })
+            .map(|(b, _)| b)
+            .collect();
+        if let (Some(first), Some(last)) = (matmuls.first(), matmuls.last()) {
+            for busy in &mut mxu_busy[first + 1..=(last + 5).min(shaped.len() - 1)] {
+                *busy += 1;
+            }
+        }
+    }
+    let rows: Vec<[i64; 10]> = shaped
+        .iter()
+        .zip(&mxu_busy)
+        .map(|(ops, mxu)| {
+            let mut row = [0i64; 10];
+            for (k, (column, _)) in UTILIZATION_COLUMNS.iter().enumerate() {
+                row[k] = if *column == "MXU" {
+                    *mxu
+                } else {
+                    ops.iter().filter(|o| o.1 == Some(*column)).count() as i64
+                };
+            }
+            row
+        })
+        .collect();
+
+    let name = |pass: u32, dump: &str| format!("{DUMP_NS}-{REAL_SHAPED_OP}-{pass:02}-{dump}.txt");
+    let mut fb = String::new();
+    let mut id = 100;
+    let last = shaped.len() - 1;
+    for (address, ops) in shaped.iter().enumerate() {
+        let addr = if address == 0 {
+            "0".to_string()
+        } else {
+            format!("{address:#x}")
+        };
+        let texts: Vec<String> = ops
+            .iter()
+            .map(|(m, _)| {
+                id += 1;
+                if m.starts_with('s') || m.starts_with("dma") {
+                    format!("%s{id}_s{} = {m} %s{}_s1, 1", id % 31, id - 1)
+                } else if *m == "vst" {
+                    format!("{m} [vmem:[#allocation2 + $0x{:x}] sm:$0xff] %v{}_v3", id * 8, id - 1)
+                } else if m.starts_with("inlined") {
+                    format!("%s{id}_s0 = {m} [shape: f32[8,128], index: 0, kind: input, shape index: {{}}]")
+                } else {
+                    format!("%v{id}_v{} = {m} %v{}_v1", id % 64, id - 1)
+                }
+            })
+            .collect();
+        let body = if texts.is_empty() {
+            "{}".to_string()
+        } else {
+            format!("{{ {} }}", texts.join("  ;;  "))
+        };
+        let comment = match address {
+            0 => format!(" /* entry bundle: %{REAL_SHAPED_OP} = custom-call(%p0, %p1) */"),
+            a if a == last => format!(" /* exit bundle: %{REAL_SHAPED_OP} */"),
+            _ => String::new(),
+        };
+        let _ = writeln!(fb, "{addr:>6}   :   {body}{comment}");
+    }
+    let mut util = String::from("== CAPACTIY:\n");
+    util.push_str(
+        &UTILIZATION_COLUMNS
+            .iter()
+            .map(|c| c.0)
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    util.push('\n');
+    util.push_str(
+        &UTILIZATION_COLUMNS
+            .iter()
+            .map(|c| format!("{:>5}", c.1))
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    util.push_str("\n== UTILIZATION:\n");
+    for row in &rows {
+        let cells: Vec<String> = row.iter().map(i64::to_string).collect();
+        util.push_str(&cells.join(" "));
+        util.push('\n');
+    }
+    RealShapedDump {
+        files: vec![
+            (name(121, "final_hlo-static-per-bundle-utilization"), util),
+            (name(124, "final_bundles"), fb),
+        ],
+        bundles: shaped,
+        rows,
+    }
+}

@@ -178,13 +178,14 @@ pub fn bundle_picture(
             ));
         } else {
             svg.push_str(&format!(
-                "<line class=\"region-start\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{REFERENCE_COLOUR}\" stroke-width=\"0.6\" stroke-dasharray=\"2 2\" data-start=\"{3}\"><title>{4} (bundles {3}–{5})</title></line>\n",
+                "<line class=\"region-start\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{REFERENCE_COLOUR}\" stroke-width=\"0.6\" stroke-dasharray=\"2 2\" data-start=\"{3}\" data-limit=\"{6}\"><title>{4} (bundles {3}–{5})</title></line>\n",
                 px(left),
                 px(plot_top),
                 px(plot_bottom),
                 region.start,
                 escape(&region.label),
                 region.limit.saturating_sub(1),
+                region.limit,
             ));
         }
     }

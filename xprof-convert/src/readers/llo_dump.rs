@@ -95,19 +95,42 @@ pub fn normalize_unit(written: &str) -> &'static str {
     }
 }
 
-/// The unit an op of the final bundles issues on (the utilization dump's
-/// column mapping, §9.1; MXU ops carry `.mxuN`), and the unit as its
-/// mnemonic writes it (`mxu0`, `vld`, `dma`, `sadd`, ...).
+/// The unit an op of the final bundles issues on, and the unit as its
+/// mnemonic writes it (`mxu0`, `xlu0`, `vld`, `dma`, `sadd`, ...).
+///
+/// Decided from the mnemonic alone, in this order, so that each op of a
+/// bundle counts in the column of the compiler's per-bundle utilization
+/// dump (§9.1) that counts it: `vpop.*` is `VPOP` (also when it pops an
+/// MXU's result: `vpop.f32.mrf.mxu0`); a unit suffix names the unit
+/// (`.mxuN` `MXU`, `.xluN` `XLU`), and a cross-lane op (`.xlane.`, as in
+/// `vadd.xlane.f32.xlu0`) is `XLU` even without one: it takes an XLU slot,
+/// not a VALU one; `vmat*` is `MXU`; `vld`, `dma.done.wait` and
+/// `vsyncadd` are `VLD`; `vst` is `VST`; `inlined_call_operand`, `sphi`
+/// and `int_to_ptr` are `PSEUDO` (no slot); the other DMA, scalar and
+/// predicate ops are `SALU`; any other `v*` op is `VALU`; the rest
+/// `OTHER`. The MXU column of that dump is not an op count (it is the MXUs
+/// the compiler models busy), so `MXU` ops do not add up to it;
+/// `llo_dump_unit_check` compares the other columns bundle by bundle.
 pub fn op_unit(mnemonic: &str) -> (&'static str, String) {
     let first = mnemonic.split('.').next().unwrap_or(mnemonic);
-    let mxu = mnemonic
-        .rsplit('.')
-        .next()
-        .filter(|last| last.starts_with("mxu") && last[3..].bytes().all(|b| b.is_ascii_digit()));
-    let written = mxu.unwrap_or(first).to_string();
+    let suffix = |unit: &str| {
+        mnemonic.rsplit('.').next().filter(|last| {
+            last.len() > unit.len()
+                && last.starts_with(unit)
+                && last[unit.len()..].bytes().all(|b| b.is_ascii_digit())
+        })
+    };
+    let mxu = suffix("mxu");
+    let xlu = suffix("xlu");
+    let cross_lane = mnemonic.split('.').any(|part| part == "xlane");
+    let written = mxu.or(xlu).unwrap_or(first).to_string();
     let unit = if first == "vpop" {
         "VPOP"
-    } else if mxu.is_some() || first.starts_with("vmat") {
+    } else if mxu.is_some() {
+        "MXU"
+    } else if xlu.is_some() || cross_lane {
+        "XLU"
+    } else if first.starts_with("vmat") {
         "MXU"
     } else if first == "vld" || mnemonic == "dma.done.wait" || first == "vsyncadd" {
         "VLD"
@@ -842,6 +865,12 @@ mod tests {
             ("MXU", "mxu1".to_string())
         );
         assert_eq!(op_unit("vpop.f32.mrf.mxu0"), ("VPOP", "mxu0".to_string()));
+        // Cross-lane ops take an XLU slot (the reduction kernel's
+        // utilization dump counts them under XLU, none under VALU).
+        assert_eq!(op_unit("vadd.xlane.f32.xlu0"), ("XLU", "xlu0".to_string()));
+        assert_eq!(op_unit("vmax.xlane.f32.xlu1"), ("XLU", "xlu1".to_string()));
+        assert_eq!(op_unit("vadd.xlane.f32").0, "XLU");
+        assert_eq!(op_unit("vmatprep.subr.mxu1"), ("MXU", "mxu1".to_string()));
         assert_eq!(op_unit("vld").0, "VLD");
         assert_eq!(op_unit("dma.done.wait").0, "VLD");
         assert_eq!(op_unit("dma.hbm_to_vmem").0, "SALU");

@@ -37,8 +37,11 @@ pub(super) struct RegionSlice {
     pub dur_ps: i64,
     /// The execution, when the marker lies in one.
     pub kernel: Option<KernelRun>,
-    /// Region id, name, named scope, source file and line, static
-    /// occupancy per unit (`<unit>_occupancy_pct`), the marker's name.
+    /// Region id, name, named scope, the source file and line and the
+    /// static occupancy per unit (`<unit>_occupancy_pct`) of the bundles
+    /// the slice's time executes (the region's own segment,
+    /// `segment_start_bundle`..`segment_limit_bundle`), the occupancy of
+    /// its nested range (`<unit>_nested_occupancy_pct`), the marker's name.
     pub args: Vec<(String, ArgValue)>,
 }
 
@@ -63,8 +66,14 @@ pub(super) async fn region_slices(
         .collect(&format!(
             "{cte} SELECT e.trace_id, e.event_id, e.region_id, e.dur_ps, e.kernel_event_id, \
              e.hlo_op, k.ts_ps AS kernel_ts_ps, k.dur_ps AS kernel_dur_ps, e.name AS marker, \
-             p.name AS region_name, p.named_scope, p.source_file, p.source_line, \
-             p.mxu_pct, p.xlu_pct, p.valu_pct, p.eup_pct, p.vld_pct, p.vst_pct, p.salu_pct \
+             p.name AS region_name, p.named_scope, \
+             p.self_source_file AS source_file, p.self_source_line AS source_line, \
+             p.self_start_bundle, p.self_limit_bundle, \
+             p.self_mxu_pct AS mxu_pct, p.self_xlu_pct AS xlu_pct, p.self_valu_pct AS valu_pct, \
+             p.self_eup_pct AS eup_pct, p.self_vld_pct AS vld_pct, p.self_vst_pct AS vst_pct, \
+             p.self_salu_pct AS salu_pct, \
+             p.nested_mxu_pct, p.nested_xlu_pct, p.nested_valu_pct, p.nested_eup_pct, \
+             p.nested_vld_pct, p.nested_vst_pct, p.nested_salu_pct \
              FROM (SELECT r.*, m.name FROM llo_region_entries r \
                    JOIN events m ON m.trace_id = r.trace_id AND m.event_id = r.event_id) e \
              LEFT JOIN events k ON k.trace_id = e.trace_id AND k.event_id = e.kernel_event_id \
@@ -94,6 +103,7 @@ pub(super) async fn region_slices(
             int("kernel_dur_ps")?,
             int("source_line")?,
         );
+        let (segment_start, segment_limit) = (int("self_start_bundle")?, int("self_limit_bundle")?);
         let (hlo_op, marker, region_name, scope, source_file) = (
             text("hlo_op")?,
             text("marker")?,
@@ -104,6 +114,10 @@ pub(super) async fn region_slices(
         let occupancy: Vec<Vec<Option<f64>>> = UNITS
             .iter()
             .map(|u| floats(b, &format!("{u}_pct")))
+            .collect::<Result<_>>()?;
+        let nested: Vec<Vec<Option<f64>>> = UNITS
+            .iter()
+            .map(|u| floats(b, &format!("nested_{u}_pct")))
             .collect::<Result<_>>()?;
         for i in 0..b.num_rows() {
             let (Some(event_id), Some(dur_ps)) = (event[i], dur[i]) else {
@@ -128,9 +142,18 @@ pub(super) async fn region_slices(
             if let Some(l) = source_line[i] {
                 args.push(("source_line".to_string(), ArgValue::Int(l)));
             }
+            if let (Some(start), Some(limit)) = (segment_start[i], segment_limit[i]) {
+                args.push(("segment_start_bundle".to_string(), ArgValue::Int(start)));
+                args.push(("segment_limit_bundle".to_string(), ArgValue::Int(limit)));
+            }
             for (unit, values) in UNITS.iter().zip(&occupancy) {
                 if let Some(v) = values[i] {
                     args.push((format!("{unit}_occupancy_pct"), ArgValue::Double(v)));
+                }
+            }
+            for (unit, values) in UNITS.iter().zip(&nested) {
+                if let Some(v) = values[i] {
+                    args.push((format!("{unit}_nested_occupancy_pct"), ArgValue::Double(v)));
                 }
             }
             if let Some(m) = &marker[i] {
