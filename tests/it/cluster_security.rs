@@ -10,7 +10,7 @@
 
 use crate::cluster::{Processes, free_port, output_within};
 use crate::common::*;
-use crate::warehouse::rows;
+use crate::warehouse::rows_in_order;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -81,15 +81,15 @@ fn data() -> Data {
 }
 
 /// A query with an exchange: its stages run on both executors, which
-/// fetch each other's shuffle output.
-const GROUPED: &str = "SELECT name, count(*) AS n, sum(dur_ps) AS d FROM events GROUP BY name";
+/// fetch each other's shuffle output. Ordered by its key (one row a
+/// name), so that answers compare row by row, as given.
+const GROUPED: &str =
+    "SELECT name, count(*) AS n, sum(dur_ps) AS d FROM events GROUP BY name ORDER BY name";
 
 async fn local_rows(dataset: &Path, sql: &str) -> Vec<String> {
     let mut s = ProfileSession::new();
     s.open(&[dataset], &OpenOptions::default()).await.unwrap();
-    let mut r = rows(&s.collect(sql).await.unwrap());
-    r.sort();
-    r
+    rows_in_order(&s.collect(sql).await.unwrap())
 }
 
 async fn cluster_session(
@@ -109,9 +109,7 @@ async fn cluster_rows(s: &ProfileSession, sql: &str) -> Vec<String> {
         .await
         .unwrap_or_else(|_| panic!("{sql}: no answer in 120 s"))
         .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    let mut r = rows(&batches);
-    r.sort();
-    r
+    rows_in_order(&batches)
 }
 
 /// The error of `sql` on the cluster.
@@ -120,7 +118,7 @@ async fn cluster_error(s: &ProfileSession, sql: &str) -> String {
         .await
         .unwrap_or_else(|_| panic!("{sql}: no answer in 120 s"))
     {
-        Ok(b) => panic!("{sql} answered: {:?}", rows(&b)),
+        Ok(b) => panic!("{sql} answered: {:?}", rows_in_order(&b)),
         Err(e) => e.to_string(),
     }
 }

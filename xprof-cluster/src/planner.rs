@@ -33,13 +33,16 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::TaskContext;
 use datafusion::execution::context::QueryPlanner;
 use datafusion::logical_expr::{LogicalPlan, PlanType, StringifiedPlan};
-use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_expr::{
+    EquivalenceProperties, LexOrdering, OrderingRequirements, PhysicalExpr,
+};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::explain::ExplainExec;
+use datafusion::physical_plan::sorts::sort::SortExec;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
-    SendableRecordBatchStream, displayable,
+    SendableRecordBatchStream, displayable, replace_children_if_necessary,
 };
 use datafusion::physical_planner::{DefaultPhysicalPlanner, PhysicalPlanner as _};
 use datafusion::prelude::SessionConfig;
@@ -81,6 +84,7 @@ impl ClientPlanner {
         {
             return Ok(local);
         }
+        let local = sort_above_joins(local)?;
         Ok(Arc::new(ClusterExec::new(
             self.scheduler_url.clone(),
             local,
@@ -163,6 +167,89 @@ fn ignores_nulls_in_a_window(plan: &LogicalPlan) -> Result<bool> {
         })
     })?;
     Ok(found)
+}
+
+/// `plan` with every order its operators need sorted above the joins
+/// whose inputs it came through.
+///
+/// DataFusion's rules satisfy an order wherever the plan has it: an
+/// `ORDER BY` over a join becomes a sort of the join's probe side (a hash
+/// join keeps its probe side's order), and the merge above the join
+/// (`SortPreservingMergeExec`) merges the join's sorted partitions. Ballista
+/// re-plans hash joins after that, without looking at orders: its
+/// scheduler turns a `CollectLeft` join it will not broadcast into a
+/// partitioned one, shuffling both sides by the join key (the probe side's
+/// sorted partitions are then read one after the other into each hash
+/// partition), promotes a small partitioned join to a broadcast one with
+/// its sides swapped, and swaps a join's sides again when it resolves a
+/// stage (`JoinSelection`, on the sizes of the shuffled inputs). The merge
+/// above then merges partitions that are no longer sorted: on two
+/// executors over two runs, `ORDER BY hlo_op, occurrences` over
+/// `hlo_stats` came back as the two runs' sorted rows, one run after the
+/// other (issue 59, item 8).
+///
+/// So before the plan is sent, each operator with a required input order
+/// (a merge, a window, a sort-merge join, a sorted aggregate) whose input
+/// takes its order from below a join gets a sort of its own input, above
+/// the join and after any exchange Ballista may add there; and so does the
+/// answer itself when its order comes from below a join. A plan whose
+/// orders come from sorts above its joins, or from the sorted Parquet
+/// files, is sent as planned.
+fn sort_above_joins(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
+    use datafusion::common::tree_node::{Transformed, TreeNode as _};
+    let plan = plan
+        .transform_up(|node| {
+            let children = node.children();
+            let required = node.required_input_ordering();
+            let mut changed = false;
+            let mut new_children = Vec::with_capacity(children.len());
+            for (child, required) in children.into_iter().zip(required) {
+                let child = Arc::clone(child);
+                new_children.push(match required {
+                    Some(OrderingRequirements::Hard(orders)) if ordered_through_a_join(&child) => {
+                        changed = true;
+                        let order = LexOrdering::from(orders[0].clone());
+                        sorted(order, child)
+                    }
+                    _ => child,
+                });
+            }
+            Ok(if changed {
+                Transformed::yes(replace_children_if_necessary(node, new_children)?)
+            } else {
+                Transformed::no(node)
+            })
+        })?
+        .data;
+    // The answer's own order (an `ORDER BY` of one partition has no merge
+    // above it to require it).
+    match plan.properties().output_ordering() {
+        Some(order) if ordered_through_a_join(&plan) => Ok(sorted(order.clone(), plan)),
+        _ => Ok(plan),
+    }
+}
+
+/// `input` sorted by `order`, each of its partitions.
+fn sorted(order: LexOrdering, input: Arc<dyn ExecutionPlan>) -> Arc<dyn ExecutionPlan> {
+    let partitions = input.properties().output_partitioning().partition_count();
+    Arc::new(SortExec::new(order, input).with_preserve_partitioning(partitions > 1))
+}
+
+/// Whether the order of `plan`'s rows may come from below a join: a join
+/// reached from `plan` through operators that keep their input's order,
+/// before any sort.
+fn ordered_through_a_join(plan: &Arc<dyn ExecutionPlan>) -> bool {
+    use datafusion::physical_plan::joins::{CrossJoinExec, HashJoinExec, NestedLoopJoinExec};
+    if plan.is::<SortExec>() {
+        return false;
+    }
+    if plan.is::<HashJoinExec>() || plan.is::<CrossJoinExec>() || plan.is::<NestedLoopJoinExec>() {
+        return true;
+    }
+    plan.children()
+        .into_iter()
+        .zip(plan.maintains_input_order())
+        .any(|(child, keeps)| keeps && ordered_through_a_join(child))
 }
 
 /// Whether `found` holds for `plan` or any node below it.
