@@ -94,12 +94,14 @@ pub const VIEWS: &[ViewDef] = &[
     view!("bundle_stats"),
     view!("instruction_mix"),
     view!("llo_concurrency"),
-    view!("source_hotspots"),
     view!("llo_region_entries"),
     view!("unit_counters"),
     view!("llo_region_utilization"),
     view!("llo_region_segments"),
     view!("llo_region_profile"),
+    // Reads `llo_region_segments` and `llo_region_profile` on a
+    // kernel-profiling capture.
+    view!("source_hotspots"),
     view!("llo_dump_unit_check"),
     view!("utilization_viewer"),
     view!("llo_protos"),
