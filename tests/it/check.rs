@@ -7,7 +7,6 @@
 use crate::common::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use xprof_sql::query::check::{Status, parse_rules, run_rules};
 use xprof_sql::query::{OpenOptions, ProfileSession};
@@ -203,18 +202,6 @@ async fn a_region_occupancy_floor_holds_and_fails() {
             assert!(close(rows[0]["occupancy_pct"].as_f64().unwrap(), mxu));
         }
     }
-}
-
-fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_xprof-sql"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// The command's exit statuses: 0 all passed, 1 a rule failed, 2 a rule

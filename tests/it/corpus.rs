@@ -46,26 +46,6 @@ fn proton_dir() -> PathBuf {
     fixture("corpus/proton-examples")
 }
 
-fn text_of(path: &Path) -> String {
-    let bytes = std::fs::read(path).unwrap();
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut text)
-            .unwrap();
-        text
-    } else {
-        String::from_utf8(bytes).unwrap()
-    }
-}
-
-/// A JSON number of µs as written, in exact ps.
-fn us_text_to_ps(text: &str) -> i128 {
-    let text = text.trim_matches('"');
-    let (int, frac) = text.split_once('.').unwrap_or((text, ""));
-    assert!(frac.len() <= 6 && !int.contains(['e', 'E']), "{text}");
-    int.parse::<i128>().unwrap() * 1_000_000 + format!("{frac:0<6}").parse::<i128>().unwrap()
-}
-
 /// One raw event: `ph`, `cat`, `pid` (integer pids only), `ts` and `dur`
 /// in exact ps as written.
 struct RawEvent {
@@ -79,7 +59,7 @@ struct RawEvent {
 fn raw_events(path: &Path) -> Vec<RawEvent> {
     use serde_json::value::RawValue;
     type RawMap<'a> = std::collections::HashMap<String, &'a RawValue>;
-    let text = text_of(path);
+    let text = raw_text(path);
     let top: RawMap<'_> = serde_json::from_str(&text).unwrap();
     let events: Vec<RawMap<'_>> = serde_json::from_str(top["traceEvents"].get()).unwrap();
     let string = |e: &RawMap<'_>, k: &str| {
@@ -93,8 +73,12 @@ fn raw_events(path: &Path) -> Vec<RawEvent> {
             ph: string(e, "ph"),
             cat: string(e, "cat"),
             pid: e.get("pid").and_then(|v| v.get().parse().ok()),
-            ts_ps: e.get("ts").map(|v| us_text_to_ps(v.get())),
-            dur_ps: e.get("dur").map(|v| us_text_to_ps(v.get())),
+            ts_ps: e
+                .get("ts")
+                .map(|v| us_text_to_ps(v.get().trim_matches('"'))),
+            dur_ps: e
+                .get("dur")
+                .map(|v| us_text_to_ps(v.get().trim_matches('"'))),
         })
         .collect()
 }

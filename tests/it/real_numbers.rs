@@ -18,35 +18,13 @@ use crate::common::*;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use xprof_sql::query::check::{Status, parse_rules, run_rules};
 use xprof_sql::query::{OpenOptions, ProfileSession};
 
-/// The raw text of a (gzipped) Chrome trace.
-fn raw_text(path: &Path) -> String {
-    let bytes = std::fs::read(path).unwrap();
-    let mut text = String::new();
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut text)
-            .unwrap();
-    } else {
-        text = String::from_utf8(bytes).unwrap();
-    }
-    text
-}
-
 /// The raw JSON of a (gzipped) Chrome trace.
 fn raw_trace(path: &Path) -> serde_json::Value {
     serde_json::from_str(&raw_text(path)).unwrap()
-}
-
-/// A JSON number of µs, as written, in exact integer ps (no float).
-fn us_text_to_ps(text: &str) -> i128 {
-    let (int, frac) = text.split_once('.').unwrap_or((text, ""));
-    assert!(frac.len() <= 6 && !int.contains(['e', 'E']), "{text}");
-    let frac = format!("{frac:0<6}");
-    int.parse::<i128>().unwrap() * 1_000_000 + frac.parse::<i128>().unwrap()
 }
 
 /// Each event of a trace's `traceEvents` as a JSON value, with its `ts`
@@ -281,18 +259,6 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     z.write_all(bytes).unwrap();
     z.finish().unwrap()
-}
-
-fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_xprof-sql"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// A Kineto trace saved as `NAME.json.gz` whose `traceEvents` comes after

@@ -411,3 +411,37 @@ pub async fn explain_text(ctx: &datafusion::prelude::SessionContext, sql: &str) 
         .unwrap()
         .to_string()
 }
+
+/// The raw text of a file, inflated when gzipped (for reading a Chrome
+/// trace independently of the converter).
+pub fn raw_text(path: &std::path::Path) -> String {
+    let bytes = std::fs::read(path).unwrap();
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut text)
+            .unwrap();
+        text
+    } else {
+        String::from_utf8(bytes).unwrap()
+    }
+}
+
+/// A JSON number of µs as written (no float on the way), in exact ps.
+pub fn us_text_to_ps(text: &str) -> i128 {
+    let (int, frac) = text.split_once('.').unwrap_or((text, ""));
+    assert!(frac.len() <= 6 && !int.contains(['e', 'E']), "{text}");
+    int.parse::<i128>().unwrap() * 1_000_000 + format!("{frac:0<6}").parse::<i128>().unwrap()
+}
+
+/// Runs the built `xprof-sql` with `args`: exit status, stdout, stderr.
+pub fn cli(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_xprof-sql"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
