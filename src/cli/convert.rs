@@ -48,7 +48,7 @@ pub struct ConvertArgs {
     /// Read every input as this format instead of detecting it (a reader
     /// name: xspace, chrome_trace, mosaic_gpu, proton_tree, llo_dump).
     #[arg(long, value_name = "FORMAT", value_parser = crate::cli::parse_input_format)]
-    input_format: Option<crate::cli::query::InputFormat>,
+    input_format: Option<crate::cli::InputFormat>,
 }
 
 /// `inspect`'s arguments.
@@ -94,7 +94,7 @@ pub fn convert(args: ConvertArgs) -> AnyResult<()> {
             ..Default::default()
         },
         threads,
-        format: input_format,
+        format: input_format.map(|r| r.name()),
     };
     // Set once the files are found, before any is converted.
     let mut start = Instant::now();

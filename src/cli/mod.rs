@@ -76,8 +76,11 @@ pub struct Limits {
     pub timeout: Option<std::time::Duration>,
 }
 
+/// A reader named by `--input-format`.
+pub type InputFormat = &'static dyn crate::convert::reader::ProfileReader;
+
 /// `--input-format NAME`: a reader of this build, by its name.
-pub(crate) fn parse_input_format(s: &str) -> Result<query::InputFormat, String> {
+pub(crate) fn parse_input_format(s: &str) -> Result<InputFormat, String> {
     crate::convert::reader::reader_named(s).ok_or_else(|| {
         let names: Vec<&str> = crate::convert::reader::READERS
             .iter()

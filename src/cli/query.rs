@@ -12,7 +12,7 @@ use crate::output::OutputFormat;
 use crate::query::{OpenOptions, ProfileSession, SessionOptions};
 
 use crate::cli::progress::ConvertProgress;
-use crate::cli::{AnyResult, Limits, peak_memory_note, run_sql};
+use crate::cli::{AnyResult, InputFormat, Limits, peak_memory_note, run_sql};
 
 /// `query`'s arguments.
 #[derive(clap::Args)]
@@ -82,9 +82,6 @@ pub struct SessionArgs {
     #[arg(long, value_name = "FORMAT", value_parser = crate::cli::parse_input_format)]
     pub input_format: Option<InputFormat>,
 }
-
-/// A format named on the command line (`--input-format`).
-pub type InputFormat = &'static dyn crate::convert::reader::ProfileReader;
 
 /// The `--schema` choices.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,7 +194,7 @@ pub async fn open_into(
         run,
         ..Default::default()
     };
-    options.convert.format = format;
+    options.convert.format = format.map(|r| r.name());
     // Raw inputs are converted as they open: bars for the large ones.
     let bars = std::io::stderr()
         .is_terminal()

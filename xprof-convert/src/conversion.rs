@@ -18,10 +18,12 @@ pub struct ConvertOptions {
     pub batch_rows: usize,
     /// Called now and then with how far the conversion is.
     pub progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
-    /// The reader every file is read with, named by the user
-    /// (`--input-format`, `STORED AS`); `None`: each file's format is
-    /// detected ([`detect`](crate::registry::detect)).
-    pub format: Option<&'static dyn crate::reader::ProfileReader>,
+    /// The name of the reader every file is read with, as the user named
+    /// it (`--input-format`, `STORED AS`; one of
+    /// [`READERS`](crate::registry::READERS)); `None`: each file's format
+    /// is detected ([`detect`](crate::registry::detect)). A name, not the
+    /// reader, so that these options stay a leaf the readers depend on.
+    pub format: Option<&'static str>,
 }
 
 /// How far the conversion of one file is, for progress displays.

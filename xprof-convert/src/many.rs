@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use xprof_format::FormatError;
 use xprof_format::dataset::{self, PartitionKey, WriteOptions};
 
-use crate::error::Result;
+use crate::error::{ConvertError, Result};
 use crate::input::{self, ProfileFile};
 use crate::reader::{self, ConvertOptions, Progress, Summary, TraceSource};
 use crate::sink::{MemorySink, ParquetSink, TableSink};
@@ -22,7 +22,10 @@ pub fn convert_file(
 ) -> Result<Summary> {
     let bytes = input::open(&file.path)?;
     let reader = match options.format {
-        Some(named) => named,
+        Some(name) => reader::reader_named(name).ok_or_else(|| ConvertError::UnknownFormat {
+            path: file.path.clone(),
+            why: format!("no reader is named {name:?}"),
+        })?,
         None => reader::detect(&file.path, &bytes)?,
     };
     let source = TraceSource {
@@ -423,9 +426,9 @@ pub struct ConvertSettings {
     pub write: WriteOptions,
     /// Files converted at once (`None`: [`default_threads`]).
     pub threads: Option<usize>,
-    /// The reader of every file (`--input-format`); `None`: detected per
-    /// file.
-    pub format: Option<&'static dyn crate::reader::ProfileReader>,
+    /// The name of the reader of every file (`--input-format`); `None`:
+    /// detected per file.
+    pub format: Option<&'static str>,
 }
 
 /// The progress callback of a conversion.

@@ -74,7 +74,7 @@ impl ProfileTableFactory {
         // The format the statement names reads the input, also where
         // detection cannot tell it (`check_format` refused a file that
         // reads as another).
-        options.convert.format = self.format.and_then(xprof_convert::reader::reader_named);
+        options.convert.format = self.format;
         let mut inputs = Inputs::default();
         inputs.open(&[location], &options)?;
         let tables = inputs.tables()?;
