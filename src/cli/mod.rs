@@ -13,10 +13,11 @@
 //! - [`progress`]: the conversion's progress bars.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::output::{OutputFormat, write_stream, write_table_capped};
 use crate::query::ProfileSession;
+use crate::query::output_file::OutputFile;
 
 use crate::shell::statement::statements;
 
@@ -90,7 +91,11 @@ pub(crate) fn parse_input_format(s: &str) -> Result<InputFormat, String> {
     })
 }
 
-/// Seconds as a positive decimal number.
+/// The longest `--timeout` taken: a year. Longer ones overflow the clock
+/// (`1e19` s) or a `Duration` (`1e20` s); none is meant.
+const MAX_TIMEOUT_SECS: f64 = 365.0 * 24.0 * 3600.0;
+
+/// Seconds as a positive decimal number, at most [`MAX_TIMEOUT_SECS`].
 fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
     let secs: f64 = s
         .trim()
@@ -99,6 +104,11 @@ fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
     if !(secs > 0.0 && secs.is_finite()) {
         return Err(format!(
             "{s:?}: the timeout must be a positive number of seconds"
+        ));
+    }
+    if secs > MAX_TIMEOUT_SECS {
+        return Err(format!(
+            "{s:?}: the timeout must be at most {MAX_TIMEOUT_SECS} seconds (365 days)"
         ));
     }
     Ok(std::time::Duration::from_secs_f64(secs))
@@ -176,16 +186,12 @@ pub async fn run_sql_capped(
         )
         .into());
     }
-    // `-o FILE` is written under a temporary name and renamed once whole:
-    // a statement failing midway leaves no partial file.
-    let mut file_out: Option<(std::io::BufWriter<std::fs::File>, PathBuf)> = match (format, output)
-    {
+    // `-o FILE` is written under a temporary name and renamed once whole
+    // (a statement failing midway leaves no partial file), or in place to
+    // a device or a FIFO ([`OutputFile`]).
+    let mut file_out: Option<std::io::BufWriter<OutputFile>> = match (format, output) {
         (OutputFormat::Parquet, _) | (_, None) => None,
-        (_, Some(p)) => {
-            let tmp = partial_name(p);
-            let file = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", p.display()))?;
-            Some((std::io::BufWriter::new(file), tmp))
-        }
+        (_, Some(p)) => Some(std::io::BufWriter::new(OutputFile::create(p)?)),
     };
     let written = write_statements(
         session,
@@ -197,23 +203,13 @@ pub async fn run_sql_capped(
         &mut file_out,
     )
     .await;
-    if let (Some((file, tmp)), Some(path)) = (file_out, output) {
-        let kept = written.and_then(|()| {
-            file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-            std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()).into())
-        });
-        if kept.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        return kept;
+    if let Some(file) = file_out {
+        // Dropped on an error: no partial file is left.
+        written?;
+        file.into_inner().map_err(|e| e.into_error())?.commit()?;
+        return Ok(());
     }
     written
-}
-
-/// The temporary name `-o path` is written under: `.NAME.partial` beside it.
-pub fn partial_name(path: &Path) -> PathBuf {
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    path.with_file_name(format!(".{name}.partial"))
 }
 
 /// The statements of [`run_sql_capped`], each written to the output file,
@@ -225,14 +221,14 @@ async fn write_statements(
     output: Option<&Path>,
     max_rows: Option<usize>,
     mut redirect: Option<&mut dyn Write>,
-    file_out: &mut Option<(std::io::BufWriter<std::fs::File>, PathBuf)>,
+    file_out: &mut Option<std::io::BufWriter<OutputFile>>,
 ) -> AnyResult<()> {
     let stdout = std::io::stdout();
     for stmt in stmts {
         let stream = session.execute(stmt).await?;
         let mut lock;
         let target: &mut dyn Write = match (file_out.as_mut(), redirect.as_deref_mut()) {
-            (Some((f, _)), _) => f,
+            (Some(f), _) => f,
             (None, Some(r)) => r,
             (None, None) => {
                 lock = stdout.lock();

@@ -19,6 +19,10 @@ pub enum QueryError {
     /// A read-only session refused a statement (see [`crate::read_only`]).
     #[error("{0}")]
     ReadOnly(String),
+    /// A statement is larger than a session plans
+    /// ([`crate::statement_size`]); the message names the limit.
+    #[error("{0}")]
+    TooLarge(String),
     /// Writing an output file (an [`crate::export`]) failed.
     #[error("{path}: {source}")]
     Output {

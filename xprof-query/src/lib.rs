@@ -41,10 +41,12 @@ pub mod factory;
 pub mod functions;
 mod inputs;
 mod key_rows;
+pub mod output_file;
 mod physical;
 mod plan;
 pub mod read_only;
 pub mod session;
+pub mod statement_size;
 pub mod tables;
 pub mod views;
 

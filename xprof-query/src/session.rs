@@ -80,7 +80,8 @@ pub struct SessionOptions {
     pub read_only: bool,
     /// Wall-clock limit of one statement, planning and execution: past it
     /// the statement fails with a "Resources exhausted" error and its tasks
-    /// are cancelled ([`ProfileSession::execute`]).
+    /// are cancelled ([`ProfileSession::execute`]). It bounds the
+    /// conversion of what [`ProfileSession::open`] converts as well.
     pub query_timeout: Option<std::time::Duration>,
     /// XProf's Events DB layout: unqualified `events` (and `Events`, as
     /// SQL folds it) is the [`events_db`](crate::views) view, XProf's
@@ -261,38 +262,57 @@ impl ProfileSession {
             .join(",")
     }
 
-    /// Plans one SQL statement. In a read-only session the statement is
-    /// checked first ([`crate::read_only::check_read_only`]) and planned
-    /// with DDL, DML and statements denied.
+    /// Plans one SQL statement. Its size is checked first
+    /// ([`crate::statement_size`]); in a read-only session it is checked
+    /// ([`crate::read_only::check_read_only`]) and planned with DDL, DML
+    /// and statements denied.
     pub async fn sql(&self, sql: &str) -> Result<datafusion::dataframe::DataFrame> {
-        if !self.limits.read_only {
-            return Ok(self.ctx.sql(sql).await?);
-        }
-        let functions: Vec<String> = self.ctx.state().table_functions().keys().cloned().collect();
-        crate::read_only::check_read_only(sql, &functions)?;
-        let options = datafusion::execution::context::SQLOptions::new()
-            .with_allow_ddl(false)
-            .with_allow_dml(false)
-            .with_allow_statements(false);
-        Ok(self.ctx.sql_with_options(sql, options).await?)
+        plan(&self.ctx, self.limits.read_only, sql).await
     }
 
     /// Plans and starts one SQL statement under the session's limits: the
-    /// read-only check and the query timeout, which covers planning and
-    /// every batch of the returned stream.
+    /// size and read-only checks and the query timeout, which covers
+    /// planning and every batch of the returned stream. With a timeout the
+    /// statement is planned on a thread of its own, since planning never
+    /// yields: the caller gets its error at the deadline while the
+    /// planning runs to its end there (bounded by the statement size).
     pub async fn execute(
         &self,
         sql: &str,
     ) -> Result<datafusion::execution::SendableRecordBatchStream> {
         let started = tokio::time::Instant::now();
-        let start = async { Ok::<_, QueryError>(self.sql(sql).await?.execute_stream().await?) };
-        let stream = match self.limits.query_timeout {
-            None => start.await,
-            Some(limit) => match tokio::time::timeout_at(started + limit, start).await {
-                Ok(stream) => Ok(Box::pin(Deadline::new(stream?, started, limit))
-                    as datafusion::execution::SendableRecordBatchStream),
-                Err(_) => Err(timed_out(limit).into()),
-            },
+        // A limit too far to add to the clock is no limit.
+        let deadline = self
+            .limits
+            .query_timeout
+            .and_then(|limit| Some((started.checked_add(limit)?, limit)));
+        let stream = match deadline {
+            None => start(self.ctx.clone(), self.limits.read_only, sql.to_string()).await,
+            Some((at, limit)) => {
+                let (answer, planned) = tokio::sync::oneshot::channel();
+                let runtime = tokio::runtime::Handle::current();
+                let (ctx, read_only, sql) =
+                    (self.ctx.clone(), self.limits.read_only, sql.to_string());
+                std::thread::Builder::new()
+                    .name("xprof-sql-plan".into())
+                    .stack_size(PLAN_STACK_BYTES)
+                    .spawn(move || {
+                        let _ = answer.send(runtime.block_on(start(ctx, read_only, sql)));
+                    })
+                    .map_err(|e| {
+                        QueryError::DataFusion(DataFusionError::Execution(format!(
+                            "no thread to plan the statement on: {e}"
+                        )))
+                    })?;
+                match tokio::time::timeout_at(at, planned).await {
+                    Ok(Ok(stream)) => Ok(Box::pin(Deadline::new(stream?, started, limit))
+                        as datafusion::execution::SendableRecordBatchStream),
+                    Ok(Err(_)) => Err(QueryError::DataFusion(DataFusionError::Execution(
+                        "planning the statement failed without an answer".into(),
+                    ))),
+                    Err(_) => Err(timed_out(limit).into()),
+                }
+            }
         };
         let Some(memory_limit) = self.limits.memory_limit_bytes else {
             return stream;
@@ -328,10 +348,17 @@ impl ProfileSession {
         inputs: &[P],
         options: &OpenOptions,
     ) -> Result<()> {
-        let options = OpenOptions {
+        let mut options = OpenOptions {
             in_memory_limit_bytes: self.limits.in_memory_limit(options.in_memory_limit_bytes),
             ..options.clone()
         };
+        // The statement time limit bounds each open's conversion too.
+        if options.convert.deadline.is_none() {
+            options.convert.deadline = self
+                .limits
+                .query_timeout
+                .and_then(|limit| std::time::Instant::now().checked_add(limit));
+        }
         self.inputs.open(inputs, &options)?;
         self.register().await
     }
@@ -382,4 +409,37 @@ fn out_of_memory(error: DataFusionError, limit_bytes: u64) -> DataFusionError {
         }
         _ => error,
     }
+}
+
+/// The stack of the thread a statement is planned on under a timeout
+/// ([`ProfileSession::execute`]): DataFusion's planner recurses over the
+/// expression tree, up to [`MAX_EXPRESSION_DEPTH`](crate::statement_size::MAX_EXPRESSION_DEPTH) deep.
+const PLAN_STACK_BYTES: usize = 64 << 20;
+
+/// Plans `sql` in `ctx`: see [`ProfileSession::sql`].
+async fn plan(
+    ctx: &SessionContext,
+    read_only: bool,
+    sql: &str,
+) -> Result<datafusion::dataframe::DataFrame> {
+    crate::statement_size::check_statement_size(sql)?;
+    if !read_only {
+        return Ok(ctx.sql(sql).await?);
+    }
+    let functions: Vec<String> = ctx.state().table_functions().keys().cloned().collect();
+    crate::read_only::check_read_only(sql, &functions)?;
+    let options = datafusion::execution::context::SQLOptions::new()
+        .with_allow_ddl(false)
+        .with_allow_dml(false)
+        .with_allow_statements(false);
+    Ok(ctx.sql_with_options(sql, options).await?)
+}
+
+/// Plans `sql` and starts its stream.
+async fn start(
+    ctx: SessionContext,
+    read_only: bool,
+    sql: String,
+) -> Result<datafusion::execution::SendableRecordBatchStream> {
+    Ok(plan(&ctx, read_only, &sql).await?.execute_stream().await?)
 }
