@@ -1,7 +1,6 @@
 //! Writing query results: an aligned table, CSV (with a header row), JSON
 //! (an array of objects), Markdown, `column = value` lines, or Parquet.
 
-use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -180,25 +179,21 @@ pub async fn write_stream(
             let path = parquet_path.ok_or_else(|| {
                 DataFusionError::Plan("--format parquet needs an output file (-o FILE)".into())
             })?;
-            let tmp = path.with_extension("parquet.tmp");
-            let result = async {
-                let file = File::create(&tmp)?;
-                let mut w = parquet::arrow::ArrowWriter::try_new(file, stream.schema(), None)?;
-                let mut n = 0;
-                while let Some(b) = stream.next().await {
-                    let b = b?;
-                    n += b.num_rows();
-                    w.write(&b)?;
-                }
-                w.close()?;
-                std::fs::rename(&tmp, path)?;
-                Ok::<usize, DataFusionError>(n)
+            // Written whole or not at all, never over a device or through a
+            // symbolic link (`OutputFile`).
+            let file = crate::query::output_file::OutputFile::create(path)
+                .map_err(|e| DataFusionError::External(Box::new(e)))?;
+            let mut w = parquet::arrow::ArrowWriter::try_new(file, stream.schema(), None)?;
+            let mut n = 0;
+            while let Some(b) = stream.next().await {
+                let b = b?;
+                n += b.num_rows();
+                w.write(&b)?;
             }
-            .await;
-            if result.is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
-            rows = result?;
+            w.into_inner()?
+                .commit()
+                .map_err(|e| DataFusionError::External(Box::new(e)))?;
+            rows = n;
         }
     }
     Ok(rows)

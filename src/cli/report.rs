@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::cli::query::{SessionArgs, open};
-use crate::cli::{AnyResult, Limits, partial_name};
+use crate::cli::{AnyResult, Limits};
 
 /// `report`'s arguments.
 #[derive(clap::Args)]
@@ -91,9 +91,7 @@ pub async fn report(args: ReportArgs) -> AnyResult<()> {
         format!("Profile report: {}", names.join(", "))
     });
     let html = crate::report::report(&session, &title).await?;
-    let tmp = partial_name(&output);
-    std::fs::write(&tmp, &html).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, &output).map_err(|e| format!("{}: {e}", output.display()))?;
+    crate::query::output_file::write_output(&output, html.as_bytes())?;
     eprintln!(
         "wrote {} ({:.0} KiB)",
         output.display(),

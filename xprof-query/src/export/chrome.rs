@@ -26,6 +26,11 @@ pub struct ChromeJsonWriter<W: Write> {
 }
 
 impl<W: Write> ChromeJsonWriter<W> {
+    /// The writer, once the document is finished.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
     /// Starts the document.
     pub fn new(mut out: W) -> std::io::Result<Self> {
         out.write_all(b"{\"displayTimeUnit\":\"ns\",\"otherData\":{\"exporter\":\"xprof-sql\"},\"traceEvents\":[")?;

@@ -28,7 +28,7 @@ pub use timeline::{
 };
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Float64Type, Int32Type, Int64Type, UInt64Type};
@@ -104,36 +104,31 @@ pub async fn export(
             )));
         }
     }
-    let tmp = temp_path(out);
-    let file = std::fs::File::create(&tmp).map_err(|e| output_error(&tmp, e))?;
+    // Written whole or not at all, never over a device or through a
+    // symbolic link ([`OutputFile`](crate::output_file::OutputFile)).
+    let file = crate::output_file::OutputFile::create(out)?;
     let writer = std::io::BufWriter::with_capacity(1 << 20, file);
-    let written = match options.format {
+    let finished = |w: std::io::BufWriter<crate::output_file::OutputFile>| {
+        w.into_inner()
+            .map_err(|e| output_error(out, e.into_error()))?
+            .commit()
+    };
+    // An output dropped unfinished leaves no partial file.
+    match options.format {
         ExportFormat::ChromeJson => {
             let mut sink =
-                chrome::ChromeJsonWriter::new(writer).map_err(|e| output_error(&tmp, e))?;
-            stream_into(session, selection, options, &mut sink, &tmp).await
+                chrome::ChromeJsonWriter::new(writer).map_err(|e| output_error(out, e))?;
+            let summary = stream_into(session, selection, options, &mut sink, out).await?;
+            finished(sink.into_inner())?;
+            Ok(summary)
         }
         ExportFormat::Perfetto => {
             let mut sink = perfetto::PerfettoWriter::new(writer);
-            stream_into(session, selection, options, &mut sink, &tmp).await
-        }
-    };
-    match written {
-        Ok(summary) => {
-            std::fs::rename(&tmp, out).map_err(|e| output_error(out, e))?;
+            let summary = stream_into(session, selection, options, &mut sink, out).await?;
+            finished(sink.into_inner())?;
             Ok(summary)
         }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
     }
-}
-
-/// `.NAME.partial` beside `out`, as the CLI names its partial outputs.
-fn temp_path(out: &Path) -> PathBuf {
-    let name = out.file_name().unwrap_or_default().to_string_lossy();
-    out.with_file_name(format!(".{name}.partial"))
 }
 
 fn output_error(path: &Path, e: std::io::Error) -> QueryError {

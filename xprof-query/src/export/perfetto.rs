@@ -181,6 +181,11 @@ pub struct PerfettoWriter<W: Write> {
 }
 
 impl<W: Write> PerfettoWriter<W> {
+    /// The writer, once the trace is finished.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
     /// A writer; the trace needs no header.
     pub fn new(out: W) -> Self {
         Self {
