@@ -54,11 +54,20 @@ pub struct CheckArgs {
     /// Run to open in a log folder (default: the latest).
     #[arg(long)]
     run: Option<String>,
+    /// Let the rules call table functions that read paths or make rows
+    /// without bound (`read_profile`, `range`). A check is read-only by
+    /// default, as its rules may come from a pull request: each rule is
+    /// one query, which reads only the profiles opened.
+    #[arg(long)]
+    trust_rules: bool,
     #[command(flatten)]
     limits: Limits,
     #[command(flatten)]
     session: SessionArgs,
 }
+
+/// The parameters check sets itself.
+const BUILT_IN_PARAMS: &[&str] = &["current", "baseline"];
 
 fn parse_param(s: &str) -> Result<(String, String), String> {
     let (name, value) = s
@@ -85,13 +94,39 @@ pub async fn check(args: CheckArgs) -> AnyResult<i32> {
         format,
         evidence,
         run,
-        limits,
+        trust_rules,
+        mut limits,
         session: settings,
     } = args;
+    limits.read_only |= !trust_rules;
+    // `current` and `baseline` are the trace ids check gives the rules: a
+    // value set over them would make every rule compare what was not asked.
+    if let Some((name, _)) = params
+        .iter()
+        .find(|(n, _)| BUILT_IN_PARAMS.contains(&n.as_str()))
+    {
+        return Err(format!(
+            "--set {name}=…: ${{{name}}} is set by check itself (the trace ids of the {}); \
+             give your parameter another name",
+            if name == "current" {
+                "inputs"
+            } else {
+                "--baseline profiles"
+            }
+        )
+        .into());
+    }
     // The rules first: a typo fails before any profile is read.
     let mut files = Vec::new();
     for path in &rules {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            format!(
+                "{}: not UTF-8 text at byte {}",
+                path.display(),
+                e.utf8_error().valid_up_to()
+            )
+        })?;
         files.push((path.clone(), parse_rules(path, &text)?));
     }
     let mut all_inputs = inputs.clone();
@@ -110,19 +145,17 @@ pub async fn check(args: CheckArgs) -> AnyResult<i32> {
     for (path, rules) in &files {
         reports.push(run_rules(&session, path, rules, &values, evidence).await);
     }
-    if let Some(out) = &junit {
-        let name = out.file_name().unwrap_or_default().to_string_lossy();
-        let partial = out.with_file_name(format!(".{name}.partial"));
-        std::fs::write(&partial, junit_xml(&reports))
-            .and_then(|()| std::fs::rename(&partial, out))
-            .map_err(|e| format!("{}: {e}", out.display()))?;
-    }
+    // The verdicts first: a JUnit file that cannot be written loses no
+    // evidence.
     match format {
         CheckFormat::Table => print_table(&reports)?,
         CheckFormat::Json => outln!(
             "{}",
             serde_json::to_string_pretty(&check_report_json(&reports))?
         ),
+    }
+    if let Some(out) = &junit {
+        crate::query::output_file::write_output(out, junit_xml(&reports).as_bytes())?;
     }
     Ok(totals(&reports).exit_code())
 }

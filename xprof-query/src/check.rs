@@ -41,6 +41,9 @@ pub struct Rule {
     pub line: usize,
     /// Its query as written, parameters not yet replaced.
     pub sql: String,
+    /// The 1-based line of the file where its query starts (errors of
+    /// the SQL parser are placed on the file's lines by it).
+    pub sql_line: usize,
     /// The query of its `-- data: SQL` line, if it has one: the rows it
     /// judges (else those of [`data_sql`] of its query).
     pub data: Option<String>,
@@ -194,6 +197,7 @@ pub fn parse_rules(path: &Path, text: &str) -> Result<Vec<Rule>> {
                 description: String::new(),
                 line: index + 1,
                 sql: String::new(),
+                sql_line: index + 1,
                 data: None,
             });
             in_header = true;
@@ -222,6 +226,13 @@ pub fn parse_rules(path: &Path, text: &str) -> Result<Vec<Rule>> {
             continue;
         }
         in_header = false;
+        if rule.sql.trim().is_empty() {
+            rule.sql.clear();
+            if trimmed.is_empty() {
+                continue;
+            }
+            rule.sql_line = index + 1;
+        }
         rule.sql.push_str(line);
         rule.sql.push('\n');
     }
@@ -312,9 +323,12 @@ pub async fn run_rules(
         } else {
             let outcome = match substitute(&rule.sql, params) {
                 Err(why) => Err(why),
-                Ok(sql) => run_one(session, &sql, evidence_rows)
-                    .await
-                    .map_err(|e| e.to_string()),
+                Ok(sql) => match check_one_query(&sql) {
+                    Err(why) => Err(why),
+                    Ok(()) => run_one(session, &sql, evidence_rows)
+                        .await
+                        .map_err(|e| e.to_string()),
+                },
             };
             match outcome {
                 Ok((0, _)) => match judged(session, rule, params).await {
@@ -335,7 +349,11 @@ pub async fn run_rules(
                     ),
                 },
                 Ok((rows, evidence)) => (Status::Failed, rows, evidence),
-                Err(why) => (Status::Error(place(why)), 0, Vec::new()),
+                Err(why) => (
+                    Status::Error(place(in_file(&why, rule.sql_line))),
+                    0,
+                    Vec::new(),
+                ),
             }
         };
         results.push(RuleResult {
@@ -350,6 +368,29 @@ pub async fn run_rules(
         path: path.to_path_buf(),
         results,
     }
+}
+
+/// `why` with the SQL parser's `Line: L, Column: C` (counted in the rule's
+/// query) as the line of the rules file, `sql_line` being the query's
+/// first. Parameter values of several lines shift it.
+fn in_file(why: &str, sql_line: usize) -> String {
+    const AT: &str = "Line: ";
+    let Some(start) = why.find(AT) else {
+        return why.to_string();
+    };
+    let digits = &why[start + AT.len()..];
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
+    let Ok(line) = digits[..end].parse::<usize>() else {
+        return why.to_string();
+    };
+    format!(
+        "{}file line {}{}",
+        &why[..start],
+        sql_line + line.saturating_sub(1),
+        &digits[end..]
+    )
 }
 
 /// Whether `rule` reads the baseline's trace ids.
@@ -399,25 +440,65 @@ pub fn data_sql(sql: &str) -> Option<String> {
     Some(query.to_string())
 }
 
-/// The row count of `sql` and its first `keep` rows.
+/// The row count of `sql` and its first `keep` rows. The rows stream by:
+/// only the evidence kept is held, whatever the count (a rule returning
+/// 30 M rows holds `keep` of them, within the session's memory limit).
 async fn run_one(
     session: &ProfileSession,
     sql: &str,
     keep: usize,
 ) -> Result<(usize, Vec<RecordBatch>)> {
-    let batches = session.collect(sql).await?;
-    let rows = batches.iter().map(RecordBatch::num_rows).sum();
+    use futures_util::StreamExt as _;
+    let mut stream = session.execute(sql).await?;
+    let mut rows = 0;
     let mut evidence = Vec::new();
     let mut left = keep;
-    for b in batches {
-        if left == 0 {
-            break;
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        rows += batch.num_rows();
+        if left > 0 && batch.num_rows() > 0 {
+            let take = batch.num_rows().min(left);
+            // A copy of the rows kept, not a slice holding the whole
+            // batch's buffers.
+            let kept = arrow::compute::take_record_batch(
+                &batch,
+                &arrow::array::UInt32Array::from_iter_values(0..take as u32),
+            )
+            .map_err(datafusion::error::DataFusionError::from)?;
+            evidence.push(kept);
+            left -= take;
         }
-        let take = b.num_rows().min(left);
-        evidence.push(b.slice(0, take));
-        left -= take;
     }
     Ok((rows, evidence))
+}
+
+/// Refuses `sql` unless it is one query (`SELECT`, `WITH`, `VALUES`): a
+/// rule judges rows, and a `DROP VIEW`, `SET` or `INSERT` returning none
+/// would pass while changing what the rules after it see.
+pub fn check_one_query(sql: &str) -> Result<(), String> {
+    use datafusion::sql::parser::{DFParser, Statement as DFStatement};
+    use datafusion::sql::sqlparser::ast::Statement;
+    use datafusion::sql::sqlparser::dialect::GenericDialect;
+    // What does not parse is left to the planner, whose error says where.
+    let Ok(statements) = DFParser::parse_sql_with_dialect(sql, &GenericDialect {}) else {
+        return Ok(());
+    };
+    if statements.len() != 1 {
+        return Err(format!(
+            "a rule is one query, this one has {} statements",
+            statements.len()
+        ));
+    }
+    match &statements[0] {
+        DFStatement::Statement(s) if matches!(s.as_ref(), Statement::Query(_)) => Ok(()),
+        other => {
+            let text = other.to_string();
+            let short: String = text.chars().take(60).collect();
+            Err(format!(
+                "a rule is one query (SELECT …) returning the failing rows, not {short:?}"
+            ))
+        }
+    }
 }
 
 /// Evidence rows as text, one line per row (`col=value, …`).
@@ -584,6 +665,21 @@ mod tests {
     }
 
     #[test]
+    fn parser_errors_are_placed_on_the_rules_file_lines() {
+        let text = "-- check: bad\n-- what it checks\n\nSELECT 1\nFORM events\n";
+        let rules = parse_rules(Path::new("r.sql"), text).unwrap();
+        assert_eq!(rules[0].sql_line, 4);
+        assert_eq!(
+            in_file(
+                "Expected: end of statement, found: FORM at Line: 2, Column: 1",
+                4
+            ),
+            "Expected: end of statement, found: FORM at file line 5, Column: 1"
+        );
+        assert_eq!(in_file("no position", 4), "no position");
+    }
+
+    #[test]
     fn parameters_take_values_then_defaults_and_name_the_missing_one() {
         let params = BTreeMap::from([("floor".to_string(), "70".to_string())]);
         assert_eq!(
@@ -605,6 +701,7 @@ mod tests {
             description: "a < b".into(),
             line: 3,
             sql: "SELECT 1".into(),
+            sql_line: 4,
             data: None,
         };
         let report = CheckReport {

@@ -21,7 +21,8 @@ use std::ops::ControlFlow;
 use crate::error::{QueryError, Result};
 
 /// Table functions a read-only session may call: they read only the
-/// session's own tables. `range` and `generate_series` are not among them:
+/// session's own tables. The `diff_*` functions ([`crate::diff::DIFFS`])
+/// may be called too: they compare the session's own traces. `range` and `generate_series` are not among them:
 /// their rows are made without ever yielding to the runtime, so a query
 /// time limit cannot stop `range(10^15)`.
 pub const SAFE_TABLE_FUNCTIONS: &[&str] = &["ancestors", "descendants"];
@@ -100,6 +101,7 @@ fn check_relations(statement: &Statement, table_functions: &[String]) -> Result<
             .iter()
             .any(|f| f.eq_ignore_ascii_case(&last))
             && !SAFE_TABLE_FUNCTIONS.contains(&last.as_str())
+            && !crate::diff::DIFFS.iter().any(|d| d.name == last)
         {
             refused = Some(last);
             return ControlFlow::Break(());
