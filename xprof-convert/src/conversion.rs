@@ -24,6 +24,10 @@ pub struct ConvertOptions {
     /// is detected ([`detect`](crate::registry::detect)). A name, not the
     /// reader, so that these options stay a leaf the readers depend on.
     pub format: Option<&'static str>,
+    /// When the conversion must have ended (`--timeout`): past it, it
+    /// stops with [`ConvertError::TimedOut`](crate::ConvertError::TimedOut)
+    /// (checked every 65,536 events). `None`: no limit.
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// How far the conversion of one file is, for progress displays.
@@ -45,6 +49,7 @@ impl Default for ConvertOptions {
             batch_rows: DEFAULT_BATCH_ROWS,
             progress: None,
             format: None,
+            deadline: None,
         }
     }
 }

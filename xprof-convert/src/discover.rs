@@ -117,6 +117,22 @@ fn profile_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// What a path that is neither a file nor a folder is, in words.
+fn special_kind(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_char_device() {
+        "character device"
+    } else if kind.is_block_device() {
+        "block device"
+    } else if kind.is_fifo() {
+        "FIFO"
+    } else if kind.is_socket() {
+        "socket"
+    } else {
+        "special file"
+    }
+}
+
 /// The profile files an input path names.
 ///
 /// - a file: itself;
@@ -144,6 +160,20 @@ pub fn discover(path: &Path, run: Option<&str>) -> Result<Vec<ProfileFile>> {
         }]);
     }
     if !path.is_dir() {
+        // Something is there, but neither a file nor a folder (a device
+        // such as /dev/null, a FIFO, a socket): say what, not "missing".
+        if let Ok(meta) = std::fs::metadata(path) {
+            return Err(ConvertError::Io {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!(
+                        "is neither a profile file nor a folder (a {}); give a file or a folder",
+                        special_kind(&meta.file_type())
+                    ),
+                ),
+            });
+        }
         return Err(ConvertError::Io {
             path: path.to_path_buf(),
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or folder"),

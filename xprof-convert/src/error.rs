@@ -37,6 +37,13 @@ pub enum ConvertError {
     /// Writing the normalized tables failed.
     #[error(transparent)]
     Format(#[from] xprof_format::FormatError),
+    /// The conversion ran past its deadline
+    /// ([`ConvertOptions::deadline`](crate::reader::ConvertOptions::deadline)).
+    #[error("{path}: the conversion ran past the time limit and was stopped")]
+    TimedOut {
+        /// The input.
+        path: PathBuf,
+    },
     /// A table sink refused a batch.
     #[error("{0}")]
     Sink(String),

@@ -49,7 +49,11 @@ impl FlowPairs {
 
     /// The `flows` rows, in the table's order (kind, flow_id):
     /// `correlation_id` rows, then `flow` rows.
-    pub fn write(mut self, trace_id: i32, out: &mut RowBuffer) {
+    ///
+    /// Returns the warning of correlation ids shared by several host
+    /// events (launches), if any: the views pair launches and kernels by
+    /// id, so such ids give a launch per kernel of the id, not one.
+    pub fn write(mut self, trace_id: i32, out: &mut RowBuffer) -> Option<String> {
         let mut row = |flow_id: i64, kind, context_type, src, dst| {
             out.push(&FlowRow {
                 trace_id,
@@ -64,10 +68,12 @@ impl FlowPairs {
         // event with the same id.
         self.corr
             .sort_unstable_by_key(|c| (c.correlation_id, c.on_device, c.ts_ps, c.event_id));
+        let mut shared = SharedIds::default();
         for group in self
             .corr
             .chunk_by(|a, b| a.correlation_id == b.correlation_id)
         {
+            shared.count(group);
             let host = group.iter().find(|c| !c.on_device).map(|c| c.event_id);
             let mut devices = group.iter().filter(|c| c.on_device).peekable();
             if devices.peek().is_none() {
@@ -103,5 +109,47 @@ impl FlowPairs {
                 );
             }
         }
+        shared.warning()
+    }
+}
+
+/// Correlation ids that more than one host event (launch) carries.
+#[derive(Default)]
+struct SharedIds {
+    /// Ids shared.
+    ids: usize,
+    /// Host events carrying a shared id.
+    launches: usize,
+    /// The id shared by the most launches, and how many.
+    most: Option<(i64, usize)>,
+}
+
+impl SharedIds {
+    /// Counts one id's events (`group`, all of one id).
+    fn count(&mut self, group: &[CorrPoint]) {
+        let launches = group.iter().filter(|c| !c.on_device).count();
+        if launches < 2 {
+            return;
+        }
+        self.ids += 1;
+        self.launches += launches;
+        if self.most.is_none_or(|(_, n)| launches > n) {
+            self.most = Some((group[0].correlation_id, launches));
+        }
+    }
+
+    /// The converter warning, when an id was shared.
+    fn warning(&self) -> Option<String> {
+        let (id, n) = self.most?;
+        Some(format!(
+            "{} correlation id{} {} shared by several launches ({} launches in all; \
+             id {id} by {n}): flows link each kernel to the first launch of its id, \
+             and kernel_launch_stats and queue_length pair every launch with every \
+             kernel of its id, as HTA does, so their counts are not one per kernel",
+            self.ids,
+            if self.ids == 1 { "" } else { "s" },
+            if self.ids == 1 { "is" } else { "are" },
+            self.launches
+        ))
     }
 }

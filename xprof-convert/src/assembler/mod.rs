@@ -223,6 +223,9 @@ pub struct TraceInfo {
     pub warnings: Vec<String>,
 }
 
+/// How often (in events) a conversion looks at its deadline.
+const DEADLINE_EVERY_EVENTS: u64 = 1 << 16;
+
 /// Builds the tables of one trace from a reader's calls; see the module
 /// documentation.
 pub struct TraceAssembler<'s> {
@@ -254,6 +257,8 @@ pub struct TraceAssembler<'s> {
     flows: FlowPairs,
     max_end_ps: i64,
     summary: Summary,
+    /// [`ConvertOptions::deadline`].
+    deadline: Option<std::time::Instant>,
 }
 
 impl std::fmt::Debug for TraceAssembler<'_> {
@@ -306,6 +311,7 @@ impl<'s> TraceAssembler<'s> {
             flows: FlowPairs::default(),
             max_end_ps: 0,
             summary: Summary::default(),
+            deadline: options.deadline,
         }
     }
 
@@ -572,6 +578,13 @@ impl<'s> TraceAssembler<'s> {
             .max(row.ts_ps.saturating_add(row.dur_ps.max(0)));
         self.events.push(row);
         self.summary.events += 1;
+        if self.summary.events % DEADLINE_EVERY_EVENTS == 0
+            && self.deadline.is_some_and(|d| std::time::Instant::now() > d)
+        {
+            return Err(ConvertError::TimedOut {
+                path: self.source.path.clone(),
+            });
+        }
         let dev = self.device.as_mut().expect("device begun");
         dev.events += 1;
         if let Some(t) = dev
@@ -730,7 +743,11 @@ impl<'s> TraceAssembler<'s> {
         }
         self.flush_devices()?;
         let mut flows = RowBuffer::new();
-        std::mem::take(&mut self.flows).write(self.source.trace_id, &mut flows);
+        if let Some(warning) =
+            std::mem::take(&mut self.flows).write(self.source.trace_id, &mut flows)
+        {
+            self.warn(warning);
+        }
         self.write(Table::Flows, &mut flows)?;
         for (table, mut rows) in std::mem::take(&mut self.trace_rows) {
             self.write(table, &mut rows)?;

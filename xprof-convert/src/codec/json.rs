@@ -101,6 +101,9 @@ pub(crate) fn document<'a>(
         .map_err(|e| malformed(&input.path, format, e))
 }
 
+/// The UTF-8 byte-order mark, read as nothing at the start of a document.
+pub const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// The parser: a position in `bytes`.
 #[derive(Debug, Clone)]
 pub struct Json<'a> {
@@ -251,6 +254,11 @@ impl<'a> Json<'a> {
     }
 
     fn skip_ws(&mut self) {
+        // A UTF-8 byte-order mark opens some files written on Windows: it
+        // is not part of the document.
+        if self.pos == 0 && self.bytes.starts_with(UTF8_BOM) {
+            self.pos = UTF8_BOM.len();
+        }
         while let Some(&b) = self.bytes.get(self.pos) {
             if matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
                 self.pos += 1;

@@ -37,6 +37,52 @@ impl From<ConvertError> for EmitError {
 
 type EmitResult<T> = Result<T, EmitError>;
 
+/// `device_args` key of the `Trace Metadata` device: the trace's rank,
+/// the top-level `rank` of its `distributedInfo` object, as an integer
+/// (the HTA views read it).
+pub const RANK_KEY: &str = "distributedInfo.rank";
+
+/// The top-level `rank` of the `distributedInfo` value at `start`: `None`
+/// when the value is not an object or has no `rank`; an error at its
+/// offset when the rank is not a whole number from 0 to 2^63 − 1 (a rank
+/// of 1.5 read as 1 would give two traces one rank). A `rank` nested
+/// deeper (`pg_config`'s) is not the trace's.
+fn distributed_rank(bytes: &[u8], start: usize) -> EmitResult<Option<i64>> {
+    let mut info = Json::at(bytes, start);
+    if info.kind()? != Kind::Object {
+        return Ok(None);
+    }
+    info.begin_object()?;
+    let mut rank = None;
+    let mut first = true;
+    while let Some(key) = info.next_key(first)? {
+        first = false;
+        if key != "rank" {
+            info.skip()?;
+            continue;
+        }
+        let at = info.clone();
+        let whole = match info.scalar()? {
+            Scalar::Number(n) => match number_value(n) {
+                NumberValue::Int(v) if v >= 0 => Some(v),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(v) = whole else {
+            let (from, to) = Json::at(bytes, at.pos()).skip()?;
+            let text = String::from_utf8_lossy(&bytes[from..to.min(from + 40)]);
+            return Err(at
+                .error(format!(
+                    "distributedInfo's rank {text} is not a whole number from 0 to 2^63-1"
+                ))
+                .into());
+        };
+        rank = Some(v);
+    }
+    Ok(rank)
+}
+
 /// Name of the device holding the file's top-level keys.
 pub const TRACE_METADATA_DEVICE: &str = "Trace Metadata";
 
@@ -191,6 +237,16 @@ pub(super) fn emit(
         let value = stat_value(Json::at(bytes, *start).scalar()?);
         if key == "baseTimeNanoseconds" {
             base_time_ns = value.as_i64();
+        }
+        if key == "distributedInfo"
+            && let Some(rank) = distributed_rank(bytes, *start)?
+        {
+            asm.device_row(&DeviceArgRow {
+                trace_id,
+                device_id,
+                key: RANK_KEY,
+                value: StatValue::Int(rank),
+            });
         }
         asm.device_row(&DeviceArgRow {
             trace_id,

@@ -95,6 +95,7 @@ impl ProfileReader for ChromeTraceReader {
     /// length before it is passed over), or an object or array with a
     /// `"ph"` in its first 4 KiB (a bare event array, a lone event).
     fn sniff(&self, _path: &Path, head: &[u8]) -> bool {
+        let head = head.strip_prefix(json::UTF8_BOM).unwrap_or(head);
         let near = &head[..head.len().min(4096)];
         let has_ph = String::from_utf8_lossy(near).contains("\"ph\"");
         match head.iter().find(|b| !b.is_ascii_whitespace()) {

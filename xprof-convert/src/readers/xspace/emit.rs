@@ -94,6 +94,17 @@ impl<'a> Decoder<'a> {
 
     pub fn run(mut self, asm: &mut TraceAssembler<'_>) -> Result<TraceInfo> {
         let bytes = self.bytes;
+        // Zero bytes decode as an XSpace with nothing in it: a truncated
+        // copy or a failed write, never a profile (as a `--baseline` it
+        // would make every op of the inputs "new").
+        if bytes.is_empty() {
+            return Err(ConvertError::Malformed {
+                path: self.path.to_path_buf(),
+                format: "XSpace",
+                offset: 0,
+                what: "the file is empty (0 bytes), not a profile".into(),
+            });
+        }
         let space = scan_space(bytes).map_err(|e| self.err(e))?;
         let mut planes = Vec::with_capacity(space.planes.len());
         for span in &space.planes {
