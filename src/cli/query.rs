@@ -211,10 +211,19 @@ pub async fn open_into(
         if let crate::query::Opened::Converted(c) = o
             && !c.summary.warnings.is_empty()
         {
+            // A warning naming the input itself (a dump file's, with its
+            // line) is not prefixed with it again.
+            let path = c.file.path.display().to_string();
+            let own = format!("{path}: ");
+            let warnings: Vec<&str> = c
+                .summary
+                .warnings
+                .iter()
+                .map(|w| w.strip_prefix(&own).unwrap_or(w))
+                .collect();
             eprintln!(
-                "warning: {}: {} (SELECT converter_warnings FROM traces)",
-                c.file.path.display(),
-                c.summary.warnings.join("; ")
+                "warning: {path}: {} (SELECT converter_warnings FROM traces)",
+                warnings.join("; ")
             );
         }
     }

@@ -25,6 +25,7 @@ mod expected_sources;
 mod export;
 mod functions;
 mod golden_sql;
+mod hostile;
 mod hta;
 mod json_formats;
 mod key_rows;

@@ -23,9 +23,9 @@ WITH args AS (
   GROUP BY trace_id, event_id
 ),
 ranks AS (
-  SELECT trace_id, max(CAST(regexp_match(str_value, '"rank":\s*(\d+)')[1] AS BIGINT)) AS rank
+  SELECT trace_id, max(int_value) AS rank
   FROM device_args
-  WHERE key = 'distributedInfo'
+  WHERE key = 'distributedInfo.rank'
   GROUP BY trace_id
 ),
 chrome AS (
