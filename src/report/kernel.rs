@@ -314,12 +314,21 @@ async fn timeline(session: &ProfileSession, k: &Kernel) -> Result<String> {
         .into_iter()
         .map(|u| (u, entries.f64s(&format!("{u}_pct"))))
         .collect();
-    // Colours by region, the same in every execution.
-    let mut colours: BTreeMap<i64, usize> = BTreeMap::new();
-    for r in &region {
-        let next = colours.len();
-        colours.entry(*r as i64).or_insert(next);
+    // Colours by region, the same in every execution: the palette's in
+    // the order of the regions' time over the executions drawn, so the
+    // regions that take the time get a colour of their own and those past
+    // the palette (the shortest) share its grey.
+    let mut time: BTreeMap<i64, f64> = BTreeMap::new();
+    for (r, d) in region.iter().zip(&dur) {
+        *time.entry(*r as i64).or_default() += if d.is_finite() { *d } else { 0.0 };
     }
+    let mut by_time: Vec<(i64, f64)> = time.into_iter().collect();
+    by_time.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let colours: BTreeMap<i64, usize> = by_time
+        .iter()
+        .enumerate()
+        .map(|(colour, (r, _))| (*r, colour))
+        .collect();
     let mut html = String::new();
     let mut small = String::new();
     let mut at = 0;
@@ -390,7 +399,7 @@ async fn timeline(session: &ProfileSession, k: &Kernel) -> Result<String> {
     }
     let others = k.executions.unwrap_or(1).min(MAX_EXECUTIONS as i64) - 1;
     let caption = format!(
-        "Measured region entries of the slowest execution: time from the kernel's start on x, region nesting depth (llo_regions.depth) on y; hover a bar for its dur_ps and the static occupancy and source line of the bundles that time executes (the region's own segment, from its marker to the next: llo_region_profile.self_*).{}",
+        "Measured region entries of the slowest execution: time from the kernel's start on x, region nesting depth (llo_regions.depth) on y; a colour per region, the legend under the chart naming them (the regions with the most time each their own, those past the palette's eight grey); hover a bar for its whole name, its dur_ps and the static occupancy and source line of the bundles that time executes (the region's own segment, from its marker to the next: llo_region_profile.self_*).{}",
         if others > 0 {
             format!(" Below, the next {others} executions by time, same colours.")
         } else {
