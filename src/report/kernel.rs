@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 
 use xprof_query::ProfileSession;
 
-use super::page::{COUNT, Result, Section, ask, figure, table};
+use super::page::{COUNT, PATH, Result, Section, ask, figure, table};
 use super::svg::{self, Bar, BundleRange, RegionBar, UnitRow};
 
 /// Kernels shown, slowest execution first.
@@ -244,7 +244,7 @@ pub(super) async fn section(session: &ProfileSession) -> Result<Option<Section>>
                     "llo_region_profile",
                     &sources,
                     &[
-                        ("file", "source_file", None),
+                        ("file", "source_file", Some(PATH)),
                         ("line", "source_line", None),
                         ("measured", "measured_ps", Some("ps")),
                         ("% of kernel", "measured_pct", Some("%")),

@@ -54,7 +54,7 @@ pub use format::format_si;
 pub use hbar::{Bar, hbar_chart};
 pub use heat::heat_colour;
 pub use heatmap::{Lane, heatmap};
-pub use markup::escape;
+pub use markup::{elide_path, escape};
 pub use region_timeline::{RegionBar, region_timeline};
 pub use roofline::{Point, roofline};
 pub use stacked_bars::{Series, stacked_bars};
