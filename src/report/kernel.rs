@@ -154,12 +154,28 @@ ORDER BY start_bundle, node"
     )
 }
 
+/// The program's live registers per bundle and type, with the scale they
+/// are shaded on: the most registers of that type live at once in any
+/// program of the capture on the same device (`capture_peak`, over
+/// `programs` programs), as the data holds no register-file size
+/// (`llo_target_info` has none); and the program's own peak beside it.
 fn pressure_sql(filter: &str) -> String {
     format!(
         "\
-SELECT register_type, bundle, live, max(live) OVER (PARTITION BY register_type) AS peak
-FROM llo_register_pressure WHERE {filter}
-ORDER BY register_type, bundle"
+WITH program AS (
+  SELECT register_type, bundle, live, trace_id, device_id
+  FROM llo_register_pressure WHERE {filter}),
+capture AS (
+  SELECT c.register_type, max(c.live) AS capture_peak, count(DISTINCT c.metadata_id) AS programs
+  FROM llo_register_pressure c
+  JOIN (SELECT DISTINCT trace_id, device_id FROM program) d
+    ON d.trace_id = c.trace_id AND d.device_id = c.device_id
+  GROUP BY c.register_type)
+SELECT p.register_type, p.bundle, p.live,
+       max(p.live) OVER (PARTITION BY p.register_type) AS program_peak,
+       c.capture_peak, c.programs
+FROM program p JOIN capture c ON c.register_type = p.register_type
+ORDER BY p.register_type, p.bundle"
     )
 }
 
@@ -649,8 +665,11 @@ async fn region_ranges(
     Ok((ranges, hot_index, bounds_sql))
 }
 
-/// Live registers per bundle, one lane per register type, each shaded by
-/// its share of that type's peak (XProf's `register_pressure`).
+/// Live registers per bundle, one lane per register type (XProf's
+/// `register_pressure`), each shaded by its share of the most registers
+/// of that type live in any program of the capture ([`pressure_sql`]):
+/// one scale for every program, so a small fusion reads light beside the
+/// kernel that fills the registers.
 async fn register_pressure(
     session: &ProfileSession,
     k: &Kernel,
@@ -675,12 +694,16 @@ async fn register_pressure(
     let ty = cells.strings("register_type");
     let bundle = cells.f64s("bundle");
     let live = cells.f64s("live");
-    let peak = cells.f64s("peak");
+    let program_peak = cells.f64s("program_peak");
+    let capture_peak = cells.f64s("capture_peak");
+    let programs = cells.f64s("programs");
     let mut rows: BTreeMap<String, UnitRow> = BTreeMap::new();
+    // Per type: (the program's peak, the capture's peak).
+    let mut peaks: BTreeMap<String, (f64, f64)> = BTreeMap::new();
     for i in 0..cells.rows() {
         let row = rows.entry(ty[i].clone()).or_insert_with(|| UnitRow {
             unit: ty[i].clone(),
-            capacity: peak[i] as u32,
+            capacity: capture_peak[i] as u32,
             used: vec![0; bundles],
         });
         let b = bundle[i] as usize;
@@ -688,9 +711,25 @@ async fn register_pressure(
             row.used.resize(b + 1, 0);
         }
         row.used[b] = live[i] as u32;
+        peaks.insert(ty[i].clone(), (program_peak[i], capture_peak[i]));
     }
     let rows: Vec<UnitRow> = rows.into_values().collect();
     let (ranges, hot_index, bounds_sql) = regions;
+    let scale: Vec<String> = peaks
+        .iter()
+        .map(|(t, (_, capture))| format!("{t} {capture}"))
+        .collect();
+    let below: Vec<String> = peaks
+        .iter()
+        .filter(|(_, (own, capture))| own < capture)
+        .map(|(t, (own, _))| format!("{t} {own}"))
+        .collect();
+    let own = if below.is_empty() {
+        "this program's own peaks".to_string()
+    } else {
+        format!("this program's own peak: {}", below.join(", "))
+    };
+    let programs = programs.iter().copied().fold(0.0, f64::max);
     Ok(figure(
         "llo_register_pressure",
         &svg::bundle_picture(
@@ -698,9 +737,15 @@ async fn register_pressure(
             &rows,
             ranges,
             *hot_index,
-            svg::LIVE_AT_PEAK,
+            svg::LIVE_OF_CAPTURE_PEAK,
         ),
         &format!("{sql};\n\n{bounds_sql}"),
-        "Register pressure as the compiler scheduled it (XProf's register_pressure): the program's bundles on x, one lane per register type; each cell is the registers of that type live in the bundle, shaded by its share of the type's peak in the program (hover for the count). Regions (or a kernel's measured segments) are marked as above.",
+        &format!(
+            "Register pressure as the compiler scheduled it (XProf's register_pressure): the program's bundles on x, one lane per register type; each cell is the registers of that type live in the bundle (hover for the count), shaded by its share of the most registers of that type live at once in any program of this capture ({} program{} with live registers: {}; {}). The data holds no register-file size (llo_target_info has none), so the darkest cell is the capture's busiest program, not a full register file, and every program is shaded on the same scale. Regions (or a kernel's measured segments) are marked as above.",
+            programs,
+            if programs == 1.0 { "" } else { "s" },
+            scale.join(", "),
+            own
+        ),
     ))
 }

@@ -49,7 +49,9 @@ mod style;
 #[cfg(test)]
 mod testing;
 
-pub use bundle_picture::{BundleRange, CellScale, LIVE_AT_PEAK, SLOTS, UnitRow, bundle_picture};
+pub use bundle_picture::{
+    BundleRange, CellScale, LIVE_OF_CAPTURE_PEAK, SLOTS, UnitRow, bundle_picture,
+};
 pub use format::format_si;
 pub use hbar::{Bar, hbar_chart};
 pub use heat::heat_colour;
