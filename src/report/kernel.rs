@@ -28,6 +28,11 @@ const MAX_EXECUTIONS: usize = 8;
 /// (units with a capacity only: spills and fills are counts).
 const UNITS: [&str; 7] = ["MXU", "VALU", "VLD", "VST", "SALU", "XLU", "EUP"];
 
+/// Every kernel with region markers or a decoded program, whether it ran
+/// (`ran`: it has region entries, or `XLA Ops` events of its name, in its
+/// module where both are known) and whether its trace holds any device op
+/// at all (`measured_trace`: a file of payloads alone ran nothing, and
+/// its programs are drawn from their schedules).
 const KERNELS_SQL: &str = "\
 WITH runs AS (
   SELECT e.trace_id, e.hlo_op, count(DISTINCT e.kernel_event_id) AS executions,
@@ -36,18 +41,41 @@ WITH runs AS (
   JOIN events k ON k.trace_id = e.trace_id AND k.event_id = e.kernel_event_id
   GROUP BY e.trace_id, e.hlo_op),
 programs AS (
-  SELECT trace_id, hlo_op, min(metadata_id) AS metadata_id, max(bundles) AS bundles
-  FROM llo_programs WHERE decode_status = 'ok' GROUP BY trace_id, hlo_op)
+  SELECT trace_id, hlo_op, min(metadata_id) AS metadata_id, max(bundles) AS bundles,
+         max(hlo_module) AS hlo_module
+  FROM llo_programs WHERE decode_status = 'ok' GROUP BY trace_id, hlo_op),
+ops AS (
+  SELECT o.trace_id, CAST(o.display_name AS VARCHAR) AS display_name,
+         split_part(CAST(o.hlo_op AS VARCHAR), '::', -1) AS hlo_op,
+         regexp_replace(CAST(m.name AS VARCHAR), '\\([0-9]+\\)$', '') AS hlo_module, o.dur_ps
+  FROM device_ops o
+  LEFT JOIN events m ON m.trace_id = o.trace_id AND m.event_id = o.module_event_id),
+device_runs AS (
+  SELECT p.trace_id, p.hlo_op, count(*) AS device_executions, max(o.dur_ps) AS device_slowest_ps
+  FROM programs p
+  JOIN ops o ON o.trace_id = p.trace_id AND (o.display_name = p.hlo_op OR o.hlo_op = p.hlo_op)
+   AND (o.hlo_module IS NULL OR p.hlo_module IS NULL OR o.hlo_module = p.hlo_module)
+  GROUP BY p.trace_id, p.hlo_op),
+measured AS (SELECT DISTINCT trace_id FROM device_ops)
 SELECT coalesce(r.trace_id, p.trace_id) AS trace_id, coalesce(r.hlo_op, p.hlo_op) AS hlo_op,
-       r.executions, r.slowest_ps, p.metadata_id, p.bundles
+       r.executions, r.slowest_ps, p.metadata_id, p.bundles, p.hlo_module,
+       d.device_executions,
+       r.trace_id IS NOT NULL OR d.trace_id IS NOT NULL AS ran,
+       t.trace_id IS NOT NULL AS measured_trace
 FROM runs r FULL OUTER JOIN programs p ON p.trace_id = r.trace_id AND p.hlo_op = r.hlo_op
-ORDER BY r.slowest_ps DESC NULLS LAST, trace_id, hlo_op";
+LEFT JOIN device_runs d ON d.trace_id = coalesce(r.trace_id, p.trace_id)
+  AND d.hlo_op = coalesce(r.hlo_op, p.hlo_op)
+LEFT JOIN measured t ON t.trace_id = coalesce(r.trace_id, p.trace_id)
+ORDER BY coalesce(r.slowest_ps, d.device_slowest_ps) DESC NULLS LAST, trace_id, hlo_op";
 
 /// A kernel of the section.
 struct Kernel {
     trace_id: i64,
     hlo_op: String,
+    /// Executions with region markers.
     executions: Option<i64>,
+    /// `XLA Ops` events of the program (a program without markers).
+    device_executions: Option<i64>,
     metadata_id: Option<i64>,
 }
 
@@ -211,22 +239,56 @@ pub(super) async fn section(session: &ProfileSession) -> Result<Option<Section>>
     let traces = kernels.f64s("trace_id");
     let ops = kernels.strings("hlo_op");
     let executions = kernels.f64s("executions");
+    let device_executions = kernels.f64s("device_executions");
     let metadata = kernels.f64s("metadata_id");
+    let modules = kernels.strings("hlo_module");
+    let bundles = kernels.f64s("bundles");
+    let ran = kernels.strings("ran");
+    let measured_trace = kernels.strings("measured_trace");
+    // A program that did not run in a capture that ran something: named
+    // in one line, not drawn. A file of payloads alone (no device op)
+    // ran nothing, and its schedules are all there is to draw.
+    let (drawn, not_run): (Vec<usize>, Vec<usize>) =
+        (0..kernels.rows()).partition(|&row| ran[row] == "true" || measured_trace[row] != "true");
     let mut body = String::new();
-    let shown = kernels.rows().min(MAX_KERNELS);
-    if kernels.rows() > shown {
+    if !not_run.is_empty() {
+        body.push_str(&not_run_line(
+            &not_run
+                .iter()
+                .map(|&row| {
+                    let mut about = Vec::new();
+                    if !modules[row].is_empty() {
+                        about.push(modules[row].clone());
+                    }
+                    if let Some(b) = int(bundles[row]) {
+                        about.push(format!("{b} bundles"));
+                    }
+                    (ops[row].clone(), about.join(", "))
+                })
+                .collect::<Vec<_>>(),
+        ));
+    }
+    let shown = drawn.len().min(MAX_KERNELS);
+    if drawn.len() > shown {
         let _ = writeln!(
             body,
-            "<p class=\"sub\">The {shown} kernels with the slowest executions of {} (<code>llo_region_entries</code>, <code>llo_programs</code>).</p>",
-            kernels.rows()
+            "<p class=\"sub\">The {shown} kernels with the slowest executions of the {} that ran (<code>llo_region_entries</code>, <code>llo_programs</code>, <code>device_ops</code>).</p>",
+            drawn.len()
         );
     }
-    for row in 0..shown {
+    for &row in &drawn[..shown] {
         let k = Kernel {
             trace_id: int(traces[row]).unwrap_or(0),
             hlo_op: ops[row].clone(),
             executions: int(executions[row]),
+            device_executions: int(device_executions[row]),
             metadata_id: int(metadata[row]),
+        };
+        let times = |n: i64| format!("{n} execution{}", if n == 1 { "" } else { "s" });
+        let runs = match (k.executions, k.device_executions) {
+            (Some(n), _) => format!(", {}", times(n)),
+            (None, Some(n)) => format!(", {}, no region markers", times(n)),
+            (None, None) => ", not run: the file holds no device events, only its schedule".into(),
         };
         let _ = writeln!(
             body,
@@ -234,9 +296,7 @@ pub(super) async fn section(session: &ProfileSession) -> Result<Option<Section>>
             svg::escape(&k.hlo_op),
             svg::escape(&k.hlo_op),
             k.trace_id,
-            k.executions
-                .map(|n| format!(", {n} executions"))
-                .unwrap_or_default()
+            svg::escape(&runs)
         );
         let hot = if k.executions.is_some() {
             body.push_str(&timeline(session, &k).await?);
@@ -304,6 +364,50 @@ pub(super) async fn section(session: &ProfileSession) -> Result<Option<Section>>
         ],
         body,
     }))
+}
+
+/// Most programs named in the line of those that did not run.
+const MAX_NOT_RUN: usize = 12;
+
+/// The line naming the programs (`(hlo_op, module and size)`) that the
+/// capture holds compiled but did not run: no region marker, no
+/// `XLA Ops` event. Their static tables hold them all the same.
+fn not_run_line(programs: &[(String, String)]) -> String {
+    let names: Vec<String> = programs
+        .iter()
+        .take(MAX_NOT_RUN)
+        .map(|(op, about)| {
+            if about.is_empty() {
+                format!("<code>{}</code>", svg::escape(op))
+            } else {
+                format!("<code>{}</code> ({})", svg::escape(op), svg::escape(about))
+            }
+        })
+        .collect();
+    let more = programs.len().saturating_sub(MAX_NOT_RUN);
+    format!(
+        "<p class=\"sub not-run\" data-not-run=\"{}\">Not drawn: {} compiled program{} of this capture did not run in it (no region marker, no <code>XLA Ops</code> event): {}{}. {} in <code>llo_programs</code>, <code>llo_bundle_units</code> and <code>llo_register_pressure</code>.</p>\n",
+        svg::escape(
+            &programs
+                .iter()
+                .map(|(op, _)| op.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+        programs.len(),
+        if programs.len() == 1 { "" } else { "s" },
+        names.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        },
+        if programs.len() == 1 {
+            "Its schedule is"
+        } else {
+            "Their schedules are"
+        }
+    )
 }
 
 /// The slowest execution's region timeline, then the others small.
