@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 
 use xprof_query::ProfileSession;
 
-use super::page::{COUNT, Result, Section, ask, figure, table};
+use super::page::{COUNT, PATH, Result, Section, ask, figure, table};
 use super::svg::{self, Bar, BundleRange, RegionBar, UnitRow};
 
 /// Kernels shown, slowest execution first.
@@ -28,6 +28,11 @@ const MAX_EXECUTIONS: usize = 8;
 /// (units with a capacity only: spills and fills are counts).
 const UNITS: [&str; 7] = ["MXU", "VALU", "VLD", "VST", "SALU", "XLU", "EUP"];
 
+/// Every kernel with region markers or a decoded program, whether it ran
+/// (`ran`: it has region entries, or `XLA Ops` events of its name, in its
+/// module where both are known) and whether its trace holds any device op
+/// at all (`measured_trace`: a file of payloads alone ran nothing, and
+/// its programs are drawn from their schedules).
 const KERNELS_SQL: &str = "\
 WITH runs AS (
   SELECT e.trace_id, e.hlo_op, count(DISTINCT e.kernel_event_id) AS executions,
@@ -36,18 +41,41 @@ WITH runs AS (
   JOIN events k ON k.trace_id = e.trace_id AND k.event_id = e.kernel_event_id
   GROUP BY e.trace_id, e.hlo_op),
 programs AS (
-  SELECT trace_id, hlo_op, min(metadata_id) AS metadata_id, max(bundles) AS bundles
-  FROM llo_programs WHERE decode_status = 'ok' GROUP BY trace_id, hlo_op)
+  SELECT trace_id, hlo_op, min(metadata_id) AS metadata_id, max(bundles) AS bundles,
+         max(hlo_module) AS hlo_module
+  FROM llo_programs WHERE decode_status = 'ok' GROUP BY trace_id, hlo_op),
+ops AS (
+  SELECT o.trace_id, CAST(o.display_name AS VARCHAR) AS display_name,
+         split_part(CAST(o.hlo_op AS VARCHAR), '::', -1) AS hlo_op,
+         regexp_replace(CAST(m.name AS VARCHAR), '\\([0-9]+\\)$', '') AS hlo_module, o.dur_ps
+  FROM device_ops o
+  LEFT JOIN events m ON m.trace_id = o.trace_id AND m.event_id = o.module_event_id),
+device_runs AS (
+  SELECT p.trace_id, p.hlo_op, count(*) AS device_executions, max(o.dur_ps) AS device_slowest_ps
+  FROM programs p
+  JOIN ops o ON o.trace_id = p.trace_id AND (o.display_name = p.hlo_op OR o.hlo_op = p.hlo_op)
+   AND (o.hlo_module IS NULL OR p.hlo_module IS NULL OR o.hlo_module = p.hlo_module)
+  GROUP BY p.trace_id, p.hlo_op),
+measured AS (SELECT DISTINCT trace_id FROM device_ops)
 SELECT coalesce(r.trace_id, p.trace_id) AS trace_id, coalesce(r.hlo_op, p.hlo_op) AS hlo_op,
-       r.executions, r.slowest_ps, p.metadata_id, p.bundles
+       r.executions, r.slowest_ps, p.metadata_id, p.bundles, p.hlo_module,
+       d.device_executions,
+       r.trace_id IS NOT NULL OR d.trace_id IS NOT NULL AS ran,
+       t.trace_id IS NOT NULL AS measured_trace
 FROM runs r FULL OUTER JOIN programs p ON p.trace_id = r.trace_id AND p.hlo_op = r.hlo_op
-ORDER BY r.slowest_ps DESC NULLS LAST, trace_id, hlo_op";
+LEFT JOIN device_runs d ON d.trace_id = coalesce(r.trace_id, p.trace_id)
+  AND d.hlo_op = coalesce(r.hlo_op, p.hlo_op)
+LEFT JOIN measured t ON t.trace_id = coalesce(r.trace_id, p.trace_id)
+ORDER BY coalesce(r.slowest_ps, d.device_slowest_ps) DESC NULLS LAST, trace_id, hlo_op";
 
 /// A kernel of the section.
 struct Kernel {
     trace_id: i64,
     hlo_op: String,
+    /// Executions with region markers.
     executions: Option<i64>,
+    /// `XLA Ops` events of the program (a program without markers).
+    device_executions: Option<i64>,
     metadata_id: Option<i64>,
 }
 
@@ -154,12 +182,28 @@ ORDER BY start_bundle, node"
     )
 }
 
+/// The program's live registers per bundle and type, with the scale they
+/// are shaded on: the most registers of that type live at once in any
+/// program of the capture on the same device (`capture_peak`, over
+/// `programs` programs), as the data holds no register-file size
+/// (`llo_target_info` has none); and the program's own peak beside it.
 fn pressure_sql(filter: &str) -> String {
     format!(
         "\
-SELECT register_type, bundle, live, max(live) OVER (PARTITION BY register_type) AS peak
-FROM llo_register_pressure WHERE {filter}
-ORDER BY register_type, bundle"
+WITH program AS (
+  SELECT register_type, bundle, live, trace_id, device_id
+  FROM llo_register_pressure WHERE {filter}),
+capture AS (
+  SELECT c.register_type, max(c.live) AS capture_peak, count(DISTINCT c.metadata_id) AS programs
+  FROM llo_register_pressure c
+  JOIN (SELECT DISTINCT trace_id, device_id FROM program) d
+    ON d.trace_id = c.trace_id AND d.device_id = c.device_id
+  GROUP BY c.register_type)
+SELECT p.register_type, p.bundle, p.live,
+       max(p.live) OVER (PARTITION BY p.register_type) AS program_peak,
+       c.capture_peak, c.programs
+FROM program p JOIN capture c ON c.register_type = p.register_type
+ORDER BY p.register_type, p.bundle"
     )
 }
 
@@ -195,22 +239,56 @@ pub(super) async fn section(session: &ProfileSession) -> Result<Option<Section>>
     let traces = kernels.f64s("trace_id");
     let ops = kernels.strings("hlo_op");
     let executions = kernels.f64s("executions");
+    let device_executions = kernels.f64s("device_executions");
     let metadata = kernels.f64s("metadata_id");
+    let modules = kernels.strings("hlo_module");
+    let bundles = kernels.f64s("bundles");
+    let ran = kernels.strings("ran");
+    let measured_trace = kernels.strings("measured_trace");
+    // A program that did not run in a capture that ran something: named
+    // in one line, not drawn. A file of payloads alone (no device op)
+    // ran nothing, and its schedules are all there is to draw.
+    let (drawn, not_run): (Vec<usize>, Vec<usize>) =
+        (0..kernels.rows()).partition(|&row| ran[row] == "true" || measured_trace[row] != "true");
     let mut body = String::new();
-    let shown = kernels.rows().min(MAX_KERNELS);
-    if kernels.rows() > shown {
+    if !not_run.is_empty() {
+        body.push_str(&not_run_line(
+            &not_run
+                .iter()
+                .map(|&row| {
+                    let mut about = Vec::new();
+                    if !modules[row].is_empty() {
+                        about.push(modules[row].clone());
+                    }
+                    if let Some(b) = int(bundles[row]) {
+                        about.push(format!("{b} bundles"));
+                    }
+                    (ops[row].clone(), about.join(", "))
+                })
+                .collect::<Vec<_>>(),
+        ));
+    }
+    let shown = drawn.len().min(MAX_KERNELS);
+    if drawn.len() > shown {
         let _ = writeln!(
             body,
-            "<p class=\"sub\">The {shown} kernels with the slowest executions of {} (<code>llo_region_entries</code>, <code>llo_programs</code>).</p>",
-            kernels.rows()
+            "<p class=\"sub\">The {shown} kernels with the slowest executions of the {} that ran (<code>llo_region_entries</code>, <code>llo_programs</code>, <code>device_ops</code>).</p>",
+            drawn.len()
         );
     }
-    for row in 0..shown {
+    for &row in &drawn[..shown] {
         let k = Kernel {
             trace_id: int(traces[row]).unwrap_or(0),
             hlo_op: ops[row].clone(),
             executions: int(executions[row]),
+            device_executions: int(device_executions[row]),
             metadata_id: int(metadata[row]),
+        };
+        let times = |n: i64| format!("{n} execution{}", if n == 1 { "" } else { "s" });
+        let runs = match (k.executions, k.device_executions) {
+            (Some(n), _) => format!(", {}", times(n)),
+            (None, Some(n)) => format!(", {}, no region markers", times(n)),
+            (None, None) => ", not run: the file holds no device events, only its schedule".into(),
         };
         let _ = writeln!(
             body,
@@ -218,9 +296,7 @@ pub(super) async fn section(session: &ProfileSession) -> Result<Option<Section>>
             svg::escape(&k.hlo_op),
             svg::escape(&k.hlo_op),
             k.trace_id,
-            k.executions
-                .map(|n| format!(", {n} executions"))
-                .unwrap_or_default()
+            svg::escape(&runs)
         );
         let hot = if k.executions.is_some() {
             body.push_str(&timeline(session, &k).await?);
@@ -244,7 +320,7 @@ pub(super) async fn section(session: &ProfileSession) -> Result<Option<Section>>
                     "llo_region_profile",
                     &sources,
                     &[
-                        ("file", "source_file", None),
+                        ("file", "source_file", Some(PATH)),
                         ("line", "source_line", None),
                         ("measured", "measured_ps", Some("ps")),
                         ("% of kernel", "measured_pct", Some("%")),
@@ -290,6 +366,50 @@ pub(super) async fn section(session: &ProfileSession) -> Result<Option<Section>>
     }))
 }
 
+/// Most programs named in the line of those that did not run.
+const MAX_NOT_RUN: usize = 12;
+
+/// The line naming the programs (`(hlo_op, module and size)`) that the
+/// capture holds compiled but did not run: no region marker, no
+/// `XLA Ops` event. Their static tables hold them all the same.
+fn not_run_line(programs: &[(String, String)]) -> String {
+    let names: Vec<String> = programs
+        .iter()
+        .take(MAX_NOT_RUN)
+        .map(|(op, about)| {
+            if about.is_empty() {
+                format!("<code>{}</code>", svg::escape(op))
+            } else {
+                format!("<code>{}</code> ({})", svg::escape(op), svg::escape(about))
+            }
+        })
+        .collect();
+    let more = programs.len().saturating_sub(MAX_NOT_RUN);
+    format!(
+        "<p class=\"sub not-run\" data-not-run=\"{}\">Not drawn: {} compiled program{} of this capture did not run in it (no region marker, no <code>XLA Ops</code> event): {}{}. {} in <code>llo_programs</code>, <code>llo_bundle_units</code> and <code>llo_register_pressure</code>.</p>\n",
+        svg::escape(
+            &programs
+                .iter()
+                .map(|(op, _)| op.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+        programs.len(),
+        if programs.len() == 1 { "" } else { "s" },
+        names.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        },
+        if programs.len() == 1 {
+            "Its schedule is"
+        } else {
+            "Their schedules are"
+        }
+    )
+}
+
 /// The slowest execution's region timeline, then the others small.
 async fn timeline(session: &ProfileSession, k: &Kernel) -> Result<String> {
     let sql = timeline_sql(k);
@@ -314,12 +434,21 @@ async fn timeline(session: &ProfileSession, k: &Kernel) -> Result<String> {
         .into_iter()
         .map(|u| (u, entries.f64s(&format!("{u}_pct"))))
         .collect();
-    // Colours by region, the same in every execution.
-    let mut colours: BTreeMap<i64, usize> = BTreeMap::new();
-    for r in &region {
-        let next = colours.len();
-        colours.entry(*r as i64).or_insert(next);
+    // Colours by region, the same in every execution: the palette's in
+    // the order of the regions' time over the executions drawn, so the
+    // regions that take the time get a colour of their own and those past
+    // the palette (the shortest) share its grey.
+    let mut time: BTreeMap<i64, f64> = BTreeMap::new();
+    for (r, d) in region.iter().zip(&dur) {
+        *time.entry(*r as i64).or_default() += if d.is_finite() { *d } else { 0.0 };
     }
+    let mut by_time: Vec<(i64, f64)> = time.into_iter().collect();
+    by_time.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let colours: BTreeMap<i64, usize> = by_time
+        .iter()
+        .enumerate()
+        .map(|(colour, (r, _))| (*r, colour))
+        .collect();
     let mut html = String::new();
     let mut small = String::new();
     let mut at = 0;
@@ -390,7 +519,7 @@ async fn timeline(session: &ProfileSession, k: &Kernel) -> Result<String> {
     }
     let others = k.executions.unwrap_or(1).min(MAX_EXECUTIONS as i64) - 1;
     let caption = format!(
-        "Measured region entries of the slowest execution: time from the kernel's start on x, region nesting depth (llo_regions.depth) on y; hover a bar for its dur_ps and the static occupancy and source line of the bundles that time executes (the region's own segment, from its marker to the next: llo_region_profile.self_*).{}",
+        "Measured region entries of the slowest execution: time from the kernel's start on x, region nesting depth (llo_regions.depth) on y; a colour per region, the legend under the chart naming them (the regions with the most time each their own, those past the palette's eight grey); hover a bar for its whole name, its dur_ps and the static occupancy and source line of the bundles that time executes (the region's own segment, from its marker to the next: llo_region_profile.self_*).{}",
         if others > 0 {
             format!(" Below, the next {others} executions by time, same colours.")
         } else {
@@ -640,8 +769,11 @@ async fn region_ranges(
     Ok((ranges, hot_index, bounds_sql))
 }
 
-/// Live registers per bundle, one lane per register type, each shaded by
-/// its share of that type's peak (XProf's `register_pressure`).
+/// Live registers per bundle, one lane per register type (XProf's
+/// `register_pressure`), each shaded by its share of the most registers
+/// of that type live in any program of the capture ([`pressure_sql`]):
+/// one scale for every program, so a small fusion reads light beside the
+/// kernel that fills the registers.
 async fn register_pressure(
     session: &ProfileSession,
     k: &Kernel,
@@ -666,12 +798,16 @@ async fn register_pressure(
     let ty = cells.strings("register_type");
     let bundle = cells.f64s("bundle");
     let live = cells.f64s("live");
-    let peak = cells.f64s("peak");
+    let program_peak = cells.f64s("program_peak");
+    let capture_peak = cells.f64s("capture_peak");
+    let programs = cells.f64s("programs");
     let mut rows: BTreeMap<String, UnitRow> = BTreeMap::new();
+    // Per type: (the program's peak, the capture's peak).
+    let mut peaks: BTreeMap<String, (f64, f64)> = BTreeMap::new();
     for i in 0..cells.rows() {
         let row = rows.entry(ty[i].clone()).or_insert_with(|| UnitRow {
             unit: ty[i].clone(),
-            capacity: peak[i] as u32,
+            capacity: capture_peak[i] as u32,
             used: vec![0; bundles],
         });
         let b = bundle[i] as usize;
@@ -679,9 +815,25 @@ async fn register_pressure(
             row.used.resize(b + 1, 0);
         }
         row.used[b] = live[i] as u32;
+        peaks.insert(ty[i].clone(), (program_peak[i], capture_peak[i]));
     }
     let rows: Vec<UnitRow> = rows.into_values().collect();
     let (ranges, hot_index, bounds_sql) = regions;
+    let scale: Vec<String> = peaks
+        .iter()
+        .map(|(t, (_, capture))| format!("{t} {capture}"))
+        .collect();
+    let below: Vec<String> = peaks
+        .iter()
+        .filter(|(_, (own, capture))| own < capture)
+        .map(|(t, (own, _))| format!("{t} {own}"))
+        .collect();
+    let own = if below.is_empty() {
+        "this program's own peaks".to_string()
+    } else {
+        format!("this program's own peak: {}", below.join(", "))
+    };
+    let programs = programs.iter().copied().fold(0.0, f64::max);
     Ok(figure(
         "llo_register_pressure",
         &svg::bundle_picture(
@@ -689,9 +841,15 @@ async fn register_pressure(
             &rows,
             ranges,
             *hot_index,
-            svg::LIVE_AT_PEAK,
+            svg::LIVE_OF_CAPTURE_PEAK,
         ),
         &format!("{sql};\n\n{bounds_sql}"),
-        "Register pressure as the compiler scheduled it (XProf's register_pressure): the program's bundles on x, one lane per register type; each cell is the registers of that type live in the bundle, shaded by its share of the type's peak in the program (hover for the count). Regions (or a kernel's measured segments) are marked as above.",
+        &format!(
+            "Register pressure as the compiler scheduled it (XProf's register_pressure): the program's bundles on x, one lane per register type; each cell is the registers of that type live in the bundle (hover for the count), shaded by its share of the most registers of that type live at once in any program of this capture ({} program{} with live registers: {}; {}). The data holds no register-file size (llo_target_info has none), so the darkest cell is the capture's busiest program, not a full register file, and every program is shaded on the same scale. Regions (or a kernel's measured segments) are marked as above.",
+            programs,
+            if programs == 1.0 { "" } else { "s" },
+            scale.join(", "),
+            own
+        ),
     ))
 }

@@ -670,7 +670,7 @@ nav a{margin-right:14px;font-size:13px}.sub{color:#555;font-size:13px}
 figure{margin:16px 0}figcaption{font-size:12px;color:#444;margin-top:4px}.view{color:#777}
 details summary{cursor:pointer;color:#2060a0;font-size:12px}pre{background:#f4f4f4;padding:8px;font-size:11px;overflow-x:auto}
 table{border-collapse:collapse;font-size:12px;margin:8px 0}th,td{border-bottom:1px solid #e2e2e2;padding:3px 8px;text-align:left;max-width:380px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
-td.num{text-align:right;font-variant-numeric:tabular-nums}th{background:#f0f0f0}
+td.num{text-align:right;font-variant-numeric:tabular-nums}td.path{max-width:none}th{background:#f0f0f0}
 .table{overflow-x:auto}h3{font-size:15px;margin:24px 0 4px}
 .multiples{display:flex;flex-wrap:wrap}.multiples .execution svg{width:372px;height:auto}
 table.heat td{text-align:right}";

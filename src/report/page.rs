@@ -98,6 +98,16 @@ pub(super) struct Section {
 /// shown as the integer, not with three significant digits.
 pub(super) const COUNT: &str = "#";
 
+/// The unit of a [`table`] column of file paths: shown with whole folders
+/// elided from the middle and the file name whole
+/// ([`svg::elide_path`]), the whole path on hover, never cut by the
+/// table's column width.
+pub(super) const PATH: &str = "path";
+
+/// Characters a [`PATH`] cell shows, its file name whole whatever its
+/// length.
+const PATH_CHARS: usize = 56;
+
 /// A chart with its view name and SQL.
 pub(super) fn figure(view: &str, chart_svg: &str, sql: &str, caption: &str) -> String {
     format!(
@@ -109,8 +119,9 @@ pub(super) fn figure(view: &str, chart_svg: &str, sql: &str, caption: &str) -> S
 }
 
 /// A table of `answer`'s `columns` (header, column name, and the unit
-/// of a number column, [`COUNT`] for whole counts, or `None` for text),
-/// under `data-table="<view>"`.
+/// of a number column, [`COUNT`] for whole counts, [`PATH`] for a text
+/// column of file paths, or `None` for text), under
+/// `data-table="<view>"`.
 pub(super) fn table(
     view: &str,
     answer: &Answer,
@@ -130,6 +141,14 @@ pub(super) fn table(
         html.push_str("<tr>");
         for ((_, name, unit), (text, num)) in columns.iter().zip(&cells) {
             match unit {
+                Some(unit) if *unit == PATH => {
+                    let _ = write!(
+                        html,
+                        "<td class=\"path\" data-col=\"{name}\" title=\"{}\">{}</td>",
+                        svg::escape(&text[row]),
+                        svg::escape(&svg::elide_path(&text[row], PATH_CHARS))
+                    );
+                }
                 Some(unit) => {
                     let shown = if *unit == COUNT && num[row].fract() == 0.0 {
                         format!("{}", num[row])

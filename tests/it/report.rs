@@ -54,7 +54,11 @@ fn chromium() -> Option<PathBuf> {
 /// each mark's laid-out size, as the browser computed it
 /// (`getBoundingClientRect`), in `data-drawn-width` and
 /// `data-drawn-height`, and how many marks it measured in
-/// `<body data-measured>`.
+/// `<body data-measured>`; where each legend entry's swatch and text
+/// are; where each region bar's label and the bar are
+/// (`data-drawn-left`/`-right`, `data-drawn-bar-left`/`-right` on the
+/// label); and each table cell's text width against its box
+/// (`data-drawn-scroll-width`, `data-drawn-client-width`: wider is cut).
 const MEASURE: &str = "<script>\
     let measured = 0;\
     for (const m of document.querySelectorAll('[data-chart] [data-value]')) {\
@@ -70,6 +74,20 @@ const MEASURE: &str = "<script>\
       g.setAttribute('data-drawn-swatch-left', swatch.left);\
       g.setAttribute('data-drawn-text-right', text.right);\
       g.setAttribute('data-drawn-top', swatch.top);\
+    }\
+    for (const bar of document.querySelectorAll('rect.region')) {\
+      const text = bar.parentNode.querySelector('text');\
+      if (!text) continue;\
+      const box = text.getBoundingClientRect();\
+      const drawn = bar.getBoundingClientRect();\
+      text.setAttribute('data-drawn-left', box.left);\
+      text.setAttribute('data-drawn-right', box.right);\
+      text.setAttribute('data-drawn-bar-left', drawn.left);\
+      text.setAttribute('data-drawn-bar-right', drawn.right);\
+    }\
+    for (const cell of document.querySelectorAll('td[data-col]')) {\
+      cell.setAttribute('data-drawn-scroll-width', cell.scrollWidth);\
+      cell.setAttribute('data-drawn-client-width', cell.clientWidth);\
     }\
     </script>";
 
@@ -624,7 +642,11 @@ async fn the_kernel_section_shows_regions_occupancy_and_bundles() {
     }
     // The register-pressure picture: one lane per register type, one cell
     // per bundle with the live registers of `llo_register_pressure` (0
-    // where it has no row), and the type's peak as the lane's scale.
+    // where it has no row), and the most of the type live in any program
+    // of the capture as the lane's scale (here the kernel's own peak: the
+    // capture's other program defines no register;
+    // `the_kernel_section_scales_names_and_leaves_out_what_did_not_run`
+    // has one that does).
     let pressure = q(
         "SELECT register_type, bundle, live FROM llo_register_pressure \
                       WHERE hlo_op IN (SELECT hlo_op FROM llo_region_entries)",
@@ -649,7 +671,14 @@ async fn the_kernel_section_shows_regions_occupancy_and_bundles() {
         .iter()
         .map(|c| c.parse().unwrap())
         .collect();
-    let want_peaks: Vec<i64> = want.values().map(|l| *l.iter().max().unwrap()).collect();
+    let want_peaks: Vec<i64> = q(
+        "SELECT register_type, max(live) AS peak FROM llo_register_pressure \
+                                  GROUP BY register_type ORDER BY register_type",
+    )
+    .await
+    .iter()
+    .map(|r| i(r, "peak"))
+    .collect();
     assert_eq!(peaks, want_peaks);
     // The measured segments are marked, and the one with the most measured
     // time is outlined over its own bundles (R69's 12-20, not its nested
@@ -715,6 +744,391 @@ async fn the_kernel_section_shows_regions_occupancy_and_bundles() {
         q("SELECT sum(dur_ps) AS ps FROM llo_region_entries WHERE kernel_event_id IS NOT NULL")
             .await;
     assert_eq!(measured.iter().sum::<f64>(), i(&all[0], "ps") as f64);
+}
+
+/// Where the capture's kernel is written from, in the capture that
+/// [`kernel_author_capture`] makes: longer than a table column, so a cell
+/// that cuts paths at their end hides the file.
+const LONG_SOURCE: &str = "/home/kernel_author/src/github.com/my-org/tpu-kernels/kernels/pallas/matmul/pallas_matmul_tiled_bf16_kernel.py";
+
+/// The synthetic kernel-profiling capture as a kernel author's would be:
+/// its kernel written in a deep folder ([`LONG_SOURCE`]), and beside
+/// `pallas_matmul.1` and `fusion.28` (compiled, never run) a third
+/// program, the small `edge_cases.1` of
+/// `tests/fixtures/tpu/synthetic_llo_static.xplane.pb` (VREG peak 3 where
+/// the kernel's is 5), that ran once, after the kernel, with no region
+/// markers.
+fn kernel_author_capture(dir: &Path) -> PathBuf {
+    use prost::Message;
+    use xprof_sql::convert::llo_proto::messages::LloModuleProto;
+    use xprof_testdata::llo_capture::{CaptureSpec, capture_space};
+    use xprof_testdata::llo_proto::static_cases_proto;
+    use xprof_testdata::xspace_proto::{XEventMetadata, XStat, x_stat};
+
+    let (mut space, _) = capture_space(&CaptureSpec::default());
+    let meta = space
+        .planes
+        .iter_mut()
+        .find(|p| p.name == "/host:metadata")
+        .unwrap();
+    let llo_proto = *meta
+        .stat_metadata
+        .iter()
+        .find(|(_, m)| m.name == "llo_proto")
+        .unwrap()
+        .0 as u64;
+    for md in meta.event_metadata.values_mut() {
+        if !md.name.ends_with("::pallas_matmul.1") {
+            continue;
+        }
+        let stat = md
+            .stats
+            .iter_mut()
+            .find(|s| s.metadata_id == llo_proto)
+            .unwrap();
+        let Some(x_stat::Value::BytesValue(bytes)) = &stat.value else {
+            panic!("llo_proto holds bytes");
+        };
+        let mut program = LloModuleProto::decode(bytes.as_slice()).unwrap();
+        let strings = &mut program.source_map.as_mut().unwrap().strings;
+        assert_eq!(strings[0], "/work/pallas_matmul.py");
+        strings[0] = LONG_SOURCE.into();
+        stat.value = Some(x_stat::Value::BytesValue(program.encode_to_vec()));
+    }
+    let id = meta.event_metadata.keys().max().unwrap() + 1;
+    meta.event_metadata.insert(
+        id,
+        XEventMetadata {
+            id,
+            name: "jit_edge_cases(31)::edge_cases.1".into(),
+            stats: vec![XStat {
+                metadata_id: llo_proto,
+                value: Some(x_stat::Value::BytesValue(static_cases_proto())),
+            }],
+            ..Default::default()
+        },
+    );
+    // edge_cases.1 runs once on the TensorCore, in its module, 2 µs after
+    // the kernel's last execution.
+    let device = space
+        .planes
+        .iter_mut()
+        .find(|p| p.name == "/device:TPU:0")
+        .unwrap();
+    let mut next_id = device.event_metadata.keys().max().unwrap() + 1;
+    let mut metadata = |name: &str, display: &str| {
+        let id = next_id;
+        next_id += 1;
+        device.event_metadata.insert(
+            id,
+            XEventMetadata {
+                id,
+                name: name.into(),
+                display_name: display.into(),
+                ..Default::default()
+            },
+        );
+        id
+    };
+    let module = metadata("jit_edge_cases(31)", "");
+    let op = metadata(
+        "%edge_cases.1 = f32[8]{0} fusion(f32[8]{0} %p0)",
+        "edge_cases.1",
+    );
+    let line_end = |name: &str| {
+        let line = device.lines.iter().find(|l| l.name == name).unwrap();
+        line.events
+            .iter()
+            .map(|e| match e.data {
+                Some(xprof_testdata::xspace_proto::x_event::Data::OffsetPs(o)) => o + e.duration_ps,
+                _ => 0,
+            })
+            .max()
+            .unwrap()
+    };
+    let start = line_end("XLA Modules").max(line_end("XLA Ops")) + 2_000_000;
+    for (line, md, offset, duration) in [
+        ("XLA Modules", module, start, 900_000),
+        ("XLA Ops", op, start + 100_000, 700_000),
+    ] {
+        device
+            .lines
+            .iter_mut()
+            .find(|l| l.name == line)
+            .unwrap()
+            .events
+            .push(xprof_testdata::event(md, offset, duration, vec![]));
+    }
+    let path = dir.join("kernel_author.xplane.pb");
+    std::fs::write(&path, space.encode_to_vec()).unwrap();
+    path
+}
+
+/// The part of `dom` about kernel `op`: from its heading to the next
+/// kernel's, or to the end of the section.
+fn kernel_part<'a>(dom: &'a str, op: &str) -> &'a str {
+    let start = dom
+        .find(&format!("data-kernel=\"{op}\""))
+        .unwrap_or_else(|| panic!("no section of {op}"));
+    let rest = &dom[start + 1..];
+    let end = rest
+        .find("data-kernel=\"")
+        .or_else(|| rest.find("</section>"))
+        .unwrap();
+    &dom[start..start + 1 + end]
+}
+
+/// The number attribute `name` of an element's opening tag `tag`.
+fn number(tag: &str, name: &str) -> f64 {
+    let needle = format!(" {name}=\"");
+    let at = tag
+        .find(&needle)
+        .unwrap_or_else(|| panic!("no {name} in {tag}"))
+        + needle.len();
+    tag[at..at + tag[at..].find('"').unwrap()].parse().unwrap()
+}
+
+/// The kernel section as a kernel author reads it, in Chromium, on
+/// [`kernel_author_capture`] (issue 59 §7): a program that did not run is
+/// named in one line, not drawn, while one that ran without region markers
+/// is drawn; register pressure is shaded on one scale for the capture, the
+/// most of each type live in any of its programs, so the small program's
+/// cells are light; the source table shows the file name whole with the
+/// path on hover; the region timeline's labels lie inside their bars,
+/// cut in the middle if at all, and a legend names every region in its
+/// bars' colour.
+#[tokio::test]
+async fn the_kernel_section_scales_names_and_leaves_out_what_did_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = kernel_author_capture(dir.path());
+    let out = dir.path().join("author.html");
+    report_of(&input, &out);
+    // A file of payloads alone ran nothing: its program is drawn, from its
+    // schedule.
+    let payloads = dir.path().join("payloads.html");
+    report_of(&fixture("tpu/synthetic_llo_static.xplane.pb"), &payloads);
+    let payloads = std::fs::read_to_string(&payloads).unwrap();
+    assert_eq!(attrs(&payloads, "data-kernel"), ["edge_cases.1"]);
+    assert!(payloads.contains("not run: the file holds no device events"));
+    assert!(!payloads.contains("data-not-run"));
+    let Some(browser) = chromium() else {
+        assert!(std::env::var_os("XPROF_SQL_NO_BROWSER").is_some());
+        return;
+    };
+    let dom = dom_of(&browser, &out);
+    assert!(dom.contains("data-errors=\"\""), "script errors");
+    let q = |sql: &'static str| {
+        let input = input.clone();
+        async move { query_rows(&[input], sql).await }
+    };
+
+    // What ran: the programs with an XLA Ops event of their name.
+    let programs = q(
+        "SELECT p.hlo_op, count(o.event_id) AS ops FROM llo_programs p \
+                      LEFT JOIN device_ops o ON CAST(o.display_name AS VARCHAR) = p.hlo_op \
+                      GROUP BY p.hlo_op ORDER BY p.hlo_op",
+    )
+    .await;
+    let ran: Vec<String> = programs
+        .iter()
+        .filter(|r| i(r, "ops") > 0)
+        .map(|r| s(r, "hlo_op"))
+        .collect();
+    let idle: Vec<String> = programs
+        .iter()
+        .filter(|r| i(r, "ops") == 0)
+        .map(|r| s(r, "hlo_op"))
+        .collect();
+    assert_eq!(ran, ["edge_cases.1", "pallas_matmul.1"]);
+    assert_eq!(idle, ["fusion.28"]);
+    let section = kernel_section(&dom);
+    let mut drawn = attrs(section, "data-kernel");
+    drawn.sort();
+    assert_eq!(drawn, ran, "one section per program that ran");
+    assert_eq!(attrs(section, "data-not-run"), [idle.join(" ")]);
+    assert!(kernel_part(&dom, "edge_cases.1").contains("trace 0, 1 execution, no region markers"));
+    let line = &section[section.find("data-not-run").unwrap()..];
+    let line = &line[..line.find("</p>").unwrap()];
+    assert!(
+        line.contains("did not run") && line.contains("<code>fusion.28</code>"),
+        "{line}"
+    );
+
+    // Register pressure: every lane on the capture's scale, the most of
+    // its type live in any program.
+    let peaks: std::collections::BTreeMap<String, i64> = q("SELECT register_type, max(live) AS peak \
+                                                         FROM llo_register_pressure GROUP BY register_type")
+    .await
+    .iter()
+    .map(|r| (s(r, "register_type"), i(r, "peak")))
+    .collect();
+    let own = q(
+        "SELECT register_type, max(live) AS peak FROM llo_register_pressure \
+                 WHERE hlo_op = 'edge_cases.1' GROUP BY register_type",
+    )
+    .await;
+    assert!(
+        own.iter()
+            .any(|r| i(r, "peak") < peaks[&s(r, "register_type")]),
+        "the small program peaks below the capture: {own:?} vs {peaks:?}"
+    );
+    for op in ["pallas_matmul.1", "edge_cases.1"] {
+        let part = kernel_part(&dom, op);
+        let registers = figure_of(part, "llo_register_pressure");
+        let lanes: Vec<&str> = registers.split("<g class=\"lane\"").skip(1).collect();
+        assert_eq!(lanes.len(), attrs(registers, "data-unit").len());
+        assert!(!lanes.is_empty(), "{op}");
+        for lane in lanes {
+            let unit = attrs(lane, "data-unit")[0].clone();
+            let scale = number(lane, "data-capacity") as i64;
+            assert_eq!(
+                scale, peaks[&unit],
+                "{op} {unit}: shaded on the capture's peak"
+            );
+            // Each level's fill is its share of that scale.
+            for path in lane.split("<path ").skip(1) {
+                let fill = attrs(&format!(" {path}"), "fill")[0].clone();
+                let title =
+                    &path[path.find("<title>").unwrap() + 7..path.find("</title>").unwrap()];
+                let level: f64 = title[unit.len() + 2..title.find(" of ").unwrap()]
+                    .parse()
+                    .unwrap();
+                assert_eq!(
+                    fill,
+                    xprof_sql::report::svg::heat_colour(level / scale as f64),
+                    "{op} {title}"
+                );
+                assert!(
+                    title.ends_with(&format!(
+                        "of {scale} live (the most in any program of the capture)"
+                    )),
+                    "{title}"
+                );
+            }
+        }
+        assert!(
+            registers.contains("any program of this capture"),
+            "{op}: the caption says so"
+        );
+    }
+    assert!(
+        figure_of(kernel_part(&dom, "edge_cases.1"), "llo_register_pressure")
+            .contains("this program's own peak: ")
+    );
+
+    // The source table: the file name whole, the path on hover, no cell
+    // cut by its column.
+    let part = kernel_part(&dom, "pallas_matmul.1");
+    let table = &part[part
+        .find("Source lines by measured time")
+        .expect("the source table")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    let file = LONG_SOURCE.rsplit('/').next().unwrap();
+    let cells: Vec<&str> = table
+        .split("<td ")
+        .skip(1)
+        .filter(|c| c.contains("data-col=\"source_file\""))
+        .collect();
+    assert!(cells.len() >= 2, "{table}");
+    let mut long = 0;
+    for cell in &cells {
+        let tag = &cell[..cell.find('>').unwrap()];
+        let text = &cell[cell.find('>').unwrap() + 1..cell.find("</td>").unwrap()];
+        assert!(
+            number(tag, "data-drawn-scroll-width") <= number(tag, "data-drawn-client-width"),
+            "a file cell cut by its column: {cell}"
+        );
+        if attrs(&format!(" {tag}"), "title")[0] == LONG_SOURCE {
+            long += 1;
+            assert!(text.ends_with(&format!("/{file}")), "{text}");
+            assert!(text.starts_with("/home/") && text.contains('…'), "{text}");
+        } else {
+            assert_eq!(text, "(no source line)");
+        }
+    }
+    assert!(long >= 1);
+
+    // The region timeline of the slowest execution: each label inside its
+    // bar, the whole label, its region id alone, or cut in the middle (its
+    // start and its end kept); a legend entry in each bar's colour naming
+    // its region.
+    let timeline = figure_of(part, "llo_region_entries");
+    let slowest = &timeline[..timeline
+        .find("data-execution=\"2\"")
+        .unwrap_or(timeline.len())];
+    let bars: Vec<&str> = slowest.split("<g><rect class=\"region\"").skip(1).collect();
+    assert!(bars.len() >= 10, "{}", bars.len());
+    let legend: Vec<(String, String)> = slowest
+        .split("class=\"legend-entry\"")
+        .skip(1)
+        .map(|g| {
+            let title = &g[g.find("<title>").unwrap() + 7..g.find("</title>").unwrap()];
+            (title.to_string(), attrs(g, "fill")[0].clone())
+        })
+        .collect();
+    let mut labelled = 0;
+    for bar in &bars {
+        let full = attrs(bar, "data-label")[0].clone();
+        let fill = attrs(bar, "fill")[0].clone();
+        assert!(
+            legend
+                .iter()
+                .any(|(names, swatch)| *swatch == fill && names.split('\n').any(|n| n == full)),
+            "no legend entry in {fill} names {full}: {legend:?}"
+        );
+        let Some(at) = bar.find("<text ") else {
+            continue;
+        };
+        labelled += 1;
+        let text = &bar[at..];
+        let tag = &text[..text.find('>').unwrap()];
+        let shown = &text[text.find('>').unwrap() + 1..text.find("</text>").unwrap()];
+        assert!(
+            number(tag, "data-drawn-left") >= number(tag, "data-drawn-bar-left")
+                && number(tag, "data-drawn-right") <= number(tag, "data-drawn-bar-right"),
+            "{shown} runs out of its bar: {tag}"
+        );
+        let id = full.split(' ').next().unwrap();
+        let whole_or_id = shown == full || shown == id;
+        let elided = match shown.split_once('…') {
+            Some((head, tail)) => {
+                head.starts_with(id)
+                    && !tail.is_empty()
+                    && full.starts_with(head)
+                    && full.ends_with(tail)
+            }
+            None => false,
+        };
+        assert!(whole_or_id || elided, "{shown:?} of {full:?}");
+    }
+    assert!(labelled >= 8, "{labelled} of {} bars labelled", bars.len());
+    // No legend name runs into the next entry.
+    let entries: Vec<(f64, f64, f64)> = slowest
+        .split("class=\"legend-entry\"")
+        .skip(1)
+        .map(|g| {
+            (
+                number(g, "data-drawn-top"),
+                number(g, "data-drawn-swatch-left"),
+                number(g, "data-drawn-text-right"),
+            )
+        })
+        .collect();
+    for pair in entries.windows(2) {
+        let ((top, _, right), (next_top, next_left, _)) = (pair[0], pair[1]);
+        if top == next_top {
+            assert!(right <= next_left - 2.0, "{entries:?}");
+        }
+    }
+}
+
+/// The kernel section of `dom`.
+fn kernel_section(dom: &str) -> &str {
+    let start = dom
+        .find("<section id=\"kernels\"")
+        .expect("a kernel section");
+    let rest = &dom[start..];
+    &rest[..rest.find("</section>").unwrap()]
 }
 
 /// The marks of a stacked chart as (`data-value`, laid-out height) pairs:

@@ -40,11 +40,13 @@ pub const SLOTS: CellScale = CellScale {
     full: "100% of the slots",
 };
 
-/// Live registers of a type over that type's peak in the program (the
-/// register-pressure picture).
-pub const LIVE_AT_PEAK: CellScale = CellScale {
-    of: "live (the type's peak)",
-    full: "the type's peak",
+/// Live registers of a type over the most of that type live at once in
+/// any program of the capture (the register-pressure picture: the data
+/// holds no register-file size, so the capture's busiest program is the
+/// scale, the same for every program drawn).
+pub const LIVE_OF_CAPTURE_PEAK: CellScale = CellScale {
+    of: "live (the most in any program of the capture)",
+    full: "the capture's peak",
 };
 
 /// A region's bundle range, `[start, limit)`.

@@ -53,6 +53,72 @@ pub(super) fn truncate_label(label: &str, max_chars: usize) -> String {
     truncated
 }
 
+/// A file path cut to at most `max_chars` characters with its file name
+/// whole: whole folders are dropped from the middle, those at both ends
+/// kept (the one holding the file first), and an ellipsis put in their
+/// place (`/home/…/ops/pallas/matmul/pallas_matmul_tiled.py`), so that a
+/// table of source lines never cuts off which file a line is in. A file
+/// name too long for any folder to fit is shown whole after `…/`, even
+/// past `max_chars`; a path with no folder is returned as it is. Show the
+/// whole path on hover.
+pub fn elide_path(path: &str, max_chars: usize) -> String {
+    let len = |s: &str| s.chars().count();
+    if len(path) <= max_chars {
+        return path.to_string();
+    }
+    let Some(cut) = path.rfind(['/', '\\']) else {
+        return path.to_string();
+    };
+    let sep = &path[cut..=cut];
+    let file = &path[cut + 1..];
+    let folders: Vec<&str> = path[..cut].split(sep).collect();
+    // `head…tail`: folders[..head], the ellipsis, folders[tail..].
+    let shown = |head: usize, tail: usize| -> usize {
+        let kept: usize = folders[..head]
+            .iter()
+            .chain(&folders[tail..])
+            .map(|f| len(f) + 1)
+            .sum();
+        kept + 2 + len(file)
+    };
+    let (mut head, mut tail) = (0, folders.len());
+    let mut from_end = true;
+    while head < tail {
+        let one_more = |from_end: bool| {
+            if from_end {
+                (head, tail - 1)
+            } else {
+                (head + 1, tail)
+            }
+        };
+        let (h, t) = one_more(from_end);
+        if h <= t && shown(h, t) <= max_chars {
+            (head, tail) = (h, t);
+            from_end = !from_end;
+            continue;
+        }
+        let (h, t) = one_more(!from_end);
+        if h <= t && shown(h, t) <= max_chars {
+            (head, tail) = (h, t);
+            continue;
+        }
+        break;
+    }
+    let mut out = String::new();
+    for folder in &folders[..head] {
+        out.push_str(folder);
+        out.push_str(sep);
+    }
+    out.push('…');
+    for folder in &folders[tail..] {
+        out.push_str(sep);
+        out.push_str(folder);
+    }
+    out.push_str(sep);
+    out.push_str(file);
+    out
+}
+
 /// Each of `labels` cut to `max_chars` as [`truncate_label`] cuts it, and
 /// where two would read alike, around where they differ: C++ kernel names
 /// of one family share both their start (`void split_embedding_backward_`)
@@ -250,6 +316,34 @@ mod tests {
         assert!(shown.iter().all(|s| s.chars().count() <= 48), "{shown:?}");
         assert_eq!(shown[2], "ampere_sgemm_128x64_nn");
         assert!(label_width("COMMUNICATION") > text_width("COMMUNICATION".len()));
+    }
+
+    #[test]
+    fn long_paths_keep_their_file_name_whole() {
+        let path =
+            "/home/kernel_author/projects/tpu_kernels/src/ops/pallas/matmul/pallas_matmul_tiled.py";
+        assert_eq!(
+            elide_path(path, 48),
+            "/home/…/ops/pallas/matmul/pallas_matmul_tiled.py"
+        );
+        // The file name is never cut, however long.
+        let long_name = "/a/b/c/an_uncommonly_long_kernel_file_name_of_fifty_characters.py";
+        assert_eq!(
+            elide_path(long_name, 20),
+            "…/an_uncommonly_long_kernel_file_name_of_fifty_characters.py"
+        );
+        assert_eq!(
+            elide_path("/work/pallas_matmul.py", 48),
+            "/work/pallas_matmul.py"
+        );
+        assert_eq!(
+            elide_path("no_folder_at_all_but_long.py", 8),
+            "no_folder_at_all_but_long.py"
+        );
+        assert_eq!(
+            elide_path("C:\\Users\\me\\projects\\deep\\kernel.py", 20),
+            "C:\\…\\deep\\kernel.py"
+        );
     }
 
     #[test]

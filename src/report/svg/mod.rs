@@ -49,12 +49,14 @@ mod style;
 #[cfg(test)]
 mod testing;
 
-pub use bundle_picture::{BundleRange, CellScale, LIVE_AT_PEAK, SLOTS, UnitRow, bundle_picture};
+pub use bundle_picture::{
+    BundleRange, CellScale, LIVE_OF_CAPTURE_PEAK, SLOTS, UnitRow, bundle_picture,
+};
 pub use format::format_si;
 pub use hbar::{Bar, hbar_chart};
 pub use heat::heat_colour;
 pub use heatmap::{Lane, heatmap};
-pub use markup::escape;
+pub use markup::{elide_path, escape};
 pub use region_timeline::{RegionBar, region_timeline};
 pub use roofline::{Point, roofline};
 pub use stacked_bars::{Series, stacked_bars};

@@ -32,6 +32,27 @@ pub(super) fn palette_colour(index: usize) -> &'static str {
     PALETTE[index % PALETTE.len()]
 }
 
+/// Fill of the marks past the palette: the series (regions) with the
+/// least time, drawn alike and named together in a legend.
+pub(super) const OTHER_COLOUR: &str = "#b0b0b0";
+
+/// The text colour that reads on `fill` (`#rrggbb`): dark on light fills
+/// (the palette's orange, sky blue, yellow and green, the grey of the
+/// others), white on dark ones.
+pub(super) fn text_colour_on(fill: &str) -> &'static str {
+    let channel = |at: usize| {
+        fill.get(at..at + 2)
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+            .map_or(0.0, f64::from)
+    };
+    let luminance = 0.2126 * channel(1) + 0.7152 * channel(3) + 0.0722 * channel(5);
+    if luminance > 120.0 {
+        "#1a1a1a"
+    } else {
+        "#ffffff"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,5 +66,17 @@ mod tests {
             assert!((here - next).abs() > 20.0, "{index}: {here} vs {next}");
         }
         assert_eq!(palette_colour(PALETTE.len()), PALETTE[0]);
+    }
+
+    #[test]
+    fn text_reads_on_every_fill() {
+        // White on the indigo, blue, vermilion and wine; dark on the rest.
+        let dark: Vec<&str> = PALETTE
+            .iter()
+            .copied()
+            .filter(|fill| text_colour_on(fill) == "#1a1a1a")
+            .collect();
+        assert_eq!(dark, ["#E69F00", "#56B4E9", "#F0E442", "#009E73"]);
+        assert_eq!(text_colour_on(OTHER_COLOUR), "#1a1a1a");
     }
 }
