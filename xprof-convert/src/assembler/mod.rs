@@ -578,7 +578,7 @@ impl<'s> TraceAssembler<'s> {
             .max(row.ts_ps.saturating_add(row.dur_ps.max(0)));
         self.events.push(row);
         self.summary.events += 1;
-        if self.summary.events % DEADLINE_EVERY_EVENTS == 0
+        if self.summary.events.is_multiple_of(DEADLINE_EVERY_EVENTS)
             && self.deadline.is_some_and(|d| std::time::Instant::now() > d)
         {
             return Err(ConvertError::TimedOut {
