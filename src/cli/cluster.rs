@@ -65,6 +65,17 @@ pub enum ClusterRole {
     },
 }
 
+/// The token of `--token-file` (or the environment), with a warning when
+/// the file may be read by other users.
+fn token(token_file: Option<&std::path::Path>) -> AnyResult<Option<crate::cluster::ClusterToken>> {
+    if let Some(warning) =
+        token_file.and_then(crate::cluster::ClusterToken::file_permission_warning)
+    {
+        eprintln!("xprof-sql: warning: {warning}");
+    }
+    Ok(crate::cluster::ClusterToken::resolve(token_file)?)
+}
+
 /// `cluster scheduler` / `cluster executor`: serve until Ctrl-C.
 pub async fn cluster(role: ClusterRole) -> AnyResult<()> {
     use crate::cluster;
@@ -77,7 +88,7 @@ pub async fn cluster(role: ClusterRole) -> AnyResult<()> {
             let scheduler = cluster::start_scheduler(&cluster::SchedulerOptions {
                 bind,
                 executor_timeout: std::time::Duration::from_secs(executor_timeout),
-                token: cluster::ClusterToken::resolve(token_file.as_deref())?,
+                token: token(token_file.as_deref())?,
             })
             .await?;
             // The first line is the address, for scripts and tests that
@@ -104,7 +115,7 @@ pub async fn cluster(role: ClusterRole) -> AnyResult<()> {
             token_file,
         } => {
             let (host, port) = cluster::scheduler_host_port(&scheduler)?;
-            let token = cluster::ClusterToken::resolve(token_file.as_deref())?;
+            let token = token(token_file.as_deref())?;
             // Refused before the banner: a service that will not start
             // says so first.
             cluster::check_bind("an executor", bind, token.as_ref())?;

@@ -32,6 +32,10 @@ use crate::error::{ClusterError, Result};
 /// when no token file is given.
 pub const TOKEN_ENV: &str = "XPROF_CLUSTER_TOKEN";
 
+/// The longest token file read: a token is one line of tens of
+/// characters.
+const MAX_TOKEN_FILE_BYTES: u64 = 4096;
+
 /// What the token is sent after, in the `User-Agent` header.
 const USER_AGENT_PREFIX: &str = "xprof-token/";
 
@@ -77,15 +81,48 @@ impl ClusterToken {
     /// The token in the file at `path` (spaces and line ends around it
     /// are ignored).
     pub fn from_file(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|source| ClusterError::Io {
+        use std::io::Read;
+        let io = |source| ClusterError::Io {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        // At most a few bytes more than the longest token: `/dev/zero`
+        // read 2 GB before failing.
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .map_err(io)?
+            .take(MAX_TOKEN_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+        if bytes.len() as u64 > MAX_TOKEN_FILE_BYTES {
+            return Err(ClusterError::Token(format!(
+                "{}: longer than {MAX_TOKEN_FILE_BYTES} bytes, not a token file",
+                path.display()
+            )));
+        }
+        let text = String::from_utf8(bytes)
+            .map_err(|_| ClusterError::Token(format!("{}: not text", path.display())))?;
         Self::new(text.trim()).map_err(|e| match e {
             ClusterError::Token(reason) => {
                 ClusterError::Token(format!("{}: {reason}", path.display()))
             }
             other => other,
+        })
+    }
+
+    /// What is wrong with how `path` (a token file) is shared: a warning
+    /// when users other than its owner may read it (group or others have
+    /// any permission), `None` otherwise or when it cannot be looked at.
+    pub fn file_permission_warning(path: &Path) -> Option<String> {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).ok()?.permissions().mode();
+        (mode & 0o077 != 0).then(|| {
+            format!(
+                "{}: the cluster token file may be read by other users (mode {:o}); \
+                 chmod 600 it",
+                path.display(),
+                mode & 0o777
+            )
         })
     }
 
@@ -247,6 +284,27 @@ mod tests {
         }
         // Without a token (loopback), every call passes.
         assert!(TokenCheck::new(None).call(request(None)).is_ok());
+    }
+
+    #[test]
+    fn a_token_file_is_bounded_and_one_others_may_read_is_named() {
+        use std::os::unix::fs::PermissionsExt;
+        // `/dev/zero` never ends: refused after 4 KiB, not 2 GB.
+        let e = ClusterToken::from_file(Path::new("/dev/zero")).unwrap_err();
+        assert!(e.to_string().contains("longer than 4096 bytes"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("token");
+        std::fs::write(&file, SECRET).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let w = ClusterToken::file_permission_warning(&file).unwrap();
+        assert!(w.contains("may be read by other users (mode 644)"), "{w}");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(ClusterToken::file_permission_warning(&file), None);
+        assert!(
+            ClusterToken::from_file(&file)
+                .unwrap()
+                .matches(SECRET.as_bytes())
+        );
     }
 
     #[test]

@@ -67,6 +67,14 @@ pub(crate) struct Confinement {
     work_dir: PathBuf,
 }
 
+/// Folders refused as a data root (after resolving links): each holds
+/// the system's own files (`/` all of them, `/etc` its secrets, `/proc`
+/// every process's memory maps and environment).
+const SYSTEM_FOLDERS: &[&str] = &[
+    "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64", "/proc", "/root", "/run",
+    "/sbin", "/sys", "/usr", "/var",
+];
+
 impl Confinement {
     /// Resolves `data_roots` (at least one; each an existing folder) and
     /// `work_dir` (created if missing).
@@ -85,6 +93,15 @@ impl Confinement {
                     return Err(ClusterError::DataRoot {
                         path: root.clone(),
                         reason: "not a folder".into(),
+                    });
+                }
+                if let Some(system) = SYSTEM_FOLDERS.iter().find(|s| real == Path::new(s)) {
+                    return Err(ClusterError::DataRoot {
+                        path: root.clone(),
+                        reason: format!(
+                            "is {system}, a system folder: tasks could read any file under it; \
+                             give the warehouse's folder"
+                        ),
                     });
                 }
                 Ok(real)
@@ -458,6 +475,19 @@ mod tests {
 
     use super::*;
     use crate::auth::endpoint;
+
+    #[test]
+    fn a_system_folder_is_no_data_root() {
+        let tmp = tempfile::tempdir().unwrap();
+        for root in ["/", "/etc", "/proc", "/etc/../"] {
+            let e = Confinement::new(&[PathBuf::from(root)], &tmp.path().join("work"))
+                .map(|_| ())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("a system folder"), "{root}: {e}");
+        }
+        Confinement::new(&[tmp.path().to_path_buf()], &tmp.path().join("work")).unwrap();
+    }
 
     #[test]
     fn job_ids_are_one_plain_name() {
