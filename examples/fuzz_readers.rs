@@ -151,6 +151,7 @@ enum Reader {
     ProtonTree,
     LloProto,
     LloDump,
+    RankFolder,
 }
 
 impl Reader {
@@ -164,6 +165,7 @@ impl Reader {
             Reader::ProtonTree => "proton-tree",
             Reader::LloProto => "llo-proto",
             Reader::LloDump => "llo-dump",
+            Reader::RankFolder => "rank-folder",
         }
     }
 }
@@ -205,10 +207,11 @@ fn parse_args() -> Result<Args, String> {
                     "proton-tree" => Reader::ProtonTree,
                     "llo-proto" => Reader::LloProto,
                     "llo-dump" => Reader::LloDump,
+                    "rank-folder" => Reader::RankFolder,
                     other => {
                         return Err(format!(
                             "--reader {other}: xspace, inspect, gzip, xspace-semantic, chrome, \
-                             proton-tree, llo-proto or llo-dump"
+                             proton-tree, llo-proto, llo-dump or rank-folder"
                         ));
                     }
                 }
@@ -243,7 +246,7 @@ fn parse_args() -> Result<Args, String> {
         found.sort();
         args.seeds.extend(found);
     }
-    if args.seeds.is_empty() && args.reader == Reader::Chrome {
+    if args.seeds.is_empty() && matches!(args.reader, Reader::Chrome | Reader::RankFolder) {
         let mut found: Vec<PathBuf> = std::fs::read_dir(root.join("tests/fixtures/gpu"))
             .map_err(|e| format!("tests/fixtures/gpu: {e}"))?
             .filter_map(|e| e.ok().map(|e| e.path()))
@@ -592,16 +595,35 @@ fn run_reader(reader: Reader, bytes: &[u8], scratch: &Path) -> String {
                 .map_err(|e| xprof_sql::convert::ConvertError::Sink(e.to_string())),
         ),
         Reader::LloDump => {
-            // The same bytes read as each kind of dump.
+            // The same bytes read as each kind of dump, with every line
+            // end a dump may reach us with: as written, LF as CR (old Mac)
+            // and LF as CRLF.
             let mut out = Vec::new();
-            for dump in [
+            let as_cr: Vec<u8> = bytes
+                .iter()
+                .map(|&b| if b == b'\n' { b'\r' } else { b })
+                .collect();
+            let as_crlf: Vec<u8> = bytes
+                .iter()
+                .flat_map(|&b| {
+                    if b == b'\n' {
+                        vec![b'\r', b'\n']
+                    } else {
+                        vec![b]
+                    }
+                })
+                .collect();
+            for (dump, text) in [
                 "04-original",
                 "121-final_hlo-static-per-bundle-utilization",
                 "123-schedule-analysis_final_bundles",
                 "124-final_bundles",
-            ] {
+            ]
+            .into_iter()
+            .flat_map(|d| [(d, bytes), (d, &as_cr[..]), (d, &as_crlf[..])])
+            {
                 let path = scratch.join(format!("1783579888000000000-k.1-{dump}.txt"));
-                std::fs::write(&path, bytes).expect("scratch folder is writable");
+                std::fs::write(&path, text).expect("scratch folder is writable");
                 let file = input::ProfileFile {
                     path,
                     run: None,
@@ -610,6 +632,34 @@ fn run_reader(reader: Reader, bytes: &[u8], scratch: &Path) -> String {
                 let mut sink = MemorySink::default();
                 out.push(shape(
                     xprof_sql::convert::batch::convert_file(&file, 0, &options, &mut sink)
+                        .map(|s| format!("ok warnings={}", s.warnings.len())),
+                ));
+            }
+            out.join("; ")
+        }
+        Reader::RankFolder => {
+            // The bytes as rank 1 of a folder beside a good rank 0: found,
+            // skipped with a reason, or converted, file by file, as
+            // `query RANKS/` does.
+            let run = scratch.join("ranks");
+            let _ = std::fs::remove_dir_all(&run);
+            std::fs::create_dir(&run).expect("scratch folder is writable");
+            std::fs::write(
+                run.join("rank-0.json"),
+                br#"{"distributedInfo":{"rank":0},"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2,"args":{"stream":7}}]}"#,
+            )
+            .expect("scratch folder is writable");
+            std::fs::write(run.join("rank-1.json"), bytes).expect("scratch folder is writable");
+            let skipped = xprof_sql::convert::discover::skipped_files(&run).len();
+            let files = match xprof_sql::convert::discover::discover(&run, None) {
+                Ok(files) => files,
+                Err(e) => return shape(Err(e)),
+            };
+            let mut out = vec![format!("skipped={skipped} files={}", files.len())];
+            for file in &files {
+                let mut sink = MemorySink::default();
+                out.push(shape(
+                    xprof_sql::convert::batch::convert_file(file, 0, &options, &mut sink)
                         .map(|s| format!("ok warnings={}", s.warnings.len())),
                 ));
             }
@@ -720,7 +770,7 @@ fn main() -> std::process::ExitCode {
     while args.replay.is_some() || t0.elapsed().as_secs_f64() < args.seconds {
         let input = match args.reader {
             Reader::XSpaceSemantic => mutate_semantic(&corpus, &mut rng),
-            Reader::Chrome => mutate_json(&corpus, &mut rng),
+            Reader::Chrome | Reader::RankFolder => mutate_json(&corpus, &mut rng),
             _ => mutate(&corpus, &mut rng),
         };
         if args.replay == Some(execs) {

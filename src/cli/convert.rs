@@ -96,6 +96,12 @@ pub fn convert(args: ConvertArgs) -> AnyResult<()> {
         threads,
         format: input_format.map(|r| r.name()),
     };
+    // Files of a rank folder that are not traces are skipped: each named.
+    for input in &inputs {
+        for (file, why) in crate::convert::discover::skipped_files(input) {
+            eprintln!("warning: {}: skipped: {why}", file.display());
+        }
+    }
     // Set once the files are found, before any is converted.
     let mut start = Instant::now();
     let mut total = 0u64;

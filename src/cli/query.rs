@@ -190,6 +190,12 @@ pub async fn open_into(
     format: Option<InputFormat>,
 ) -> AnyResult<()> {
     let already = session.opened().len();
+    // Files of a rank folder that are not traces are skipped: each named.
+    for input in inputs {
+        for (file, why) in crate::convert::discover::skipped_files(input) {
+            eprintln!("warning: {}: skipped: {why}", file.display());
+        }
+    }
     let mut options = OpenOptions {
         run,
         ..Default::default()

@@ -786,3 +786,42 @@ fn rules_file_errors_say_where_in_the_file() {
     assert!(line.contains(":4: rule typo:"), "{line}");
     assert!(line.contains("file line 8"), "{line}");
 }
+
+#[test]
+fn a_rank_folder_names_each_file_it_skips_and_fails_on_a_broken_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("ranks");
+    std::fs::create_dir(&run).unwrap();
+    write(&run, "rank-0.json", &kineto(r#"{"rank":0}"#, 3, false));
+    let empty = write(&run, "rank-1.json", "");
+    let config = write(&run, "config.json", r#"{"lr": 0.1}"#);
+    let (code, out, err) = cli(&[
+        "query",
+        run.to_str().unwrap(),
+        "-e",
+        "SELECT count(*) AS n FROM traces",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains('1'), "{out}");
+    assert!(
+        err.contains(&format!(
+            "warning: {}: skipped: the file is empty",
+            empty.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "warning: {}: skipped: not a Chrome trace",
+            config.display()
+        )),
+        "{err}"
+    );
+    // A file that claims to be a trace and is cut fails the folder,
+    // naming it.
+    let text = kineto(r#"{"rank":2}"#, 3, false);
+    let cut = write(&run, "rank-2.json", &text[..text.len() - 40]);
+    let (code, _, err) = cli(&["query", run.to_str().unwrap(), "-e", "SELECT 1"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains(&cut.display().to_string()), "{err}");
+}

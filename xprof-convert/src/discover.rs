@@ -75,6 +75,50 @@ fn is_json_chrome_trace(path: &Path) -> bool {
     }
 }
 
+/// The `*.json[.gz]` files of the rank folder `dir` that are not read as
+/// traces (each with why): an empty file, or JSON that is not a Chrome
+/// trace (a config beside the ranks). Empty where `dir` is not a folder of
+/// per-rank traces (a run folder with profiles named as such leaves its
+/// other JSON files alone). The conversion skips them; the CLI warns of
+/// each, so that no rank is lost in silence.
+pub fn skipped_files(dir: &Path) -> Vec<(PathBuf, String)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut json_files = Vec::new();
+    for entry in entries.flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            continue;
+        }
+        if is_profile_name(&p) {
+            return Vec::new();
+        }
+        let name = p
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        if (name.ends_with(".json") || name.ends_with(".json.gz")) && !is_json_chrome_trace(&p) {
+            json_files.push(p);
+        }
+    }
+    json_files.sort();
+    json_files
+        .into_iter()
+        .map(|p| {
+            let empty = read_head(&p, 1).is_ok_and(|h| h.is_empty());
+            let why = if empty {
+                "the file is empty".to_string()
+            } else {
+                "not a Chrome trace (no top-level traceEvents, no \"ph\" near its start)"
+                    .to_string()
+            };
+            (p, why)
+        })
+        .collect()
+}
+
 fn profile_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let mut json_files = Vec::new();
