@@ -39,6 +39,14 @@ fn rules_file(dir: &Path, rules: &[(&str, &str)]) -> PathBuf {
     write(dir, "rules.sql", &text)
 }
 
+/// `xprof-sql check EXAMPLE --rules RULES ARGS…`: status, stdout, stderr.
+fn check(rules: &Path, args: &[&str]) -> (i32, String, String) {
+    let ex = example();
+    let mut all = vec!["check", ex.as_str(), "--rules", rules.to_str().unwrap()];
+    all.extend_from_slice(args);
+    cli(&all)
+}
+
 #[test]
 fn a_time_limit_past_a_year_is_refused_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
@@ -112,14 +120,7 @@ fn a_huge_check_parameter_is_a_rule_error_not_a_crash() {
     let rules = rules_file(dir.path(), &[("big", "SELECT 1 AS x WHERE ${terms} > 1")]);
     // 120 KB of `1+1+…`, as the rule's parameter.
     let terms = vec!["1"; 60_000].join("+");
-    let (code, out, err) = cli(&[
-        "check",
-        &example(),
-        "--rules",
-        rules.to_str().unwrap(),
-        "--set",
-        &format!("terms={terms}"),
-    ]);
+    let (code, out, err) = check(&rules, &["--set", &format!("terms={terms}")]);
     assert_eq!(code, 2, "{out}{err}");
     assert!(out.contains("ERROR  big"), "{out}");
     assert!(out.contains("nests more than 500 levels deep"), "{out}");
@@ -177,15 +178,7 @@ fn check_counts_failing_rows_without_holding_them() {
     // 30 M rows of two 8-byte columns are 480 MB held; streamed, the
     // process stays well under the 256 MiB limit it was given.
     assert!(kib < 256 * 1024, "peak {kib} KiB");
-    let (_, out, _) = cli(&[
-        "check",
-        "--trust-rules",
-        &example(),
-        "--rules",
-        rules.to_str().unwrap(),
-        "--evidence",
-        "2",
-    ]);
+    let (_, out, _) = check(&rules, &["--trust-rules", "--evidence", "2"]);
     assert!(out.contains("FAIL   many"), "{out}");
     assert!(out.contains("30000000 failing rows"), "{out}");
     assert!(out.contains("… 29999998 more"), "{out}");
@@ -258,14 +251,7 @@ fn check_refuses_setting_its_own_parameters() {
     let dir = tempfile::tempdir().unwrap();
     let rules = rules_file(dir.path(), &[("r", "SELECT 1 WHERE ${current} = 999")]);
     for name in ["current", "baseline"] {
-        let (code, out, err) = cli(&[
-            "check",
-            &example(),
-            "--rules",
-            rules.to_str().unwrap(),
-            "--set",
-            &format!("{name}=999"),
-        ]);
+        let (code, out, err) = check(&rules, &["--set", &format!("{name}=999")]);
         assert_eq!(code, 2, "{out}{err}");
         assert!(
             err.contains(&format!("${{{name}}} is set by check itself")),
@@ -280,14 +266,7 @@ fn the_verdicts_are_printed_when_the_junit_file_cannot_be_written() {
     let dir = tempfile::tempdir().unwrap();
     let rules = rules_file(dir.path(), &[("fails", "SELECT 1 AS evidence_row")]);
     let junit = dir.path().join("no such folder").join("junit.xml");
-    let (code, out, err) = cli(&[
-        "check",
-        &example(),
-        "--rules",
-        rules.to_str().unwrap(),
-        "--junit",
-        junit.to_str().unwrap(),
-    ]);
+    let (code, out, err) = check(&rules, &["--junit", junit.to_str().unwrap()]);
     assert_eq!(code, 2, "{out}{err}");
     assert!(out.contains("FAIL   fails"), "{out}");
     assert!(out.contains("evidence_row=1"), "{out}");
@@ -530,14 +509,7 @@ fn an_empty_xspace_file_is_an_error_naming_it() {
     // As a baseline it fails the check (2), not every op "new" (1).
     let rules = rules_file(dir.path(), &[("r", "SELECT 1 WHERE false")]);
     for baseline in [empty.to_str().unwrap(), "/dev/null"] {
-        let (code, _, err) = cli(&[
-            "check",
-            &example(),
-            "--rules",
-            rules.to_str().unwrap(),
-            "--baseline",
-            baseline,
-        ]);
+        let (code, _, err) = check(&rules, &["--baseline", baseline]);
         assert_eq!(code, 2, "{baseline}: {err}");
         assert!(err.contains(baseline), "{err}");
         assert!(!err.contains("no such file"), "{err}");
@@ -766,7 +738,7 @@ fn rules_file_errors_say_where_in_the_file() {
     bytes.extend_from_slice(b"\xff';\n");
     let latin1 = dir.path().join("latin1.sql");
     std::fs::write(&latin1, bytes).unwrap();
-    let (code, _, err) = cli(&["check", &example(), "--rules", latin1.to_str().unwrap()]);
+    let (code, _, err) = check(&latin1, &[]);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains(&format!(
@@ -780,7 +752,7 @@ fn rules_file_errors_say_where_in_the_file() {
         "typo.sql",
         "-- check: ok\nSELECT 1 WHERE false;\n\n-- check: typo\n-- a rule with a typo\n\nSELECT *\nFORM events;\n",
     );
-    let (code, out, _) = cli(&["check", &example(), "--rules", typo.to_str().unwrap()]);
+    let (code, out, _) = check(&typo, &[]);
     assert_eq!(code, 2, "{out}");
     let line = out.lines().find(|l| l.starts_with("ERROR  typo")).unwrap();
     assert!(line.contains(":4: rule typo:"), "{line}");
