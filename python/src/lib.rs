@@ -743,7 +743,7 @@ fn cli_main(py: Python<'_>, argv: Vec<String>) -> i32 {
 /// rules file that does not parse, or inputs that do not open, raise;
 /// a rule that cannot run is a rule with status `error`.
 #[pyfunction]
-#[pyo3(signature = (inputs, rules, baseline=Vec::new(), params=Vec::new(), evidence=5, memory_limit=None, threads=None, run=None))]
+#[pyo3(signature = (inputs, rules, baseline=Vec::new(), params=Vec::new(), evidence=5, memory_limit=None, threads=None, run=None, trust_rules=false))]
 #[allow(clippy::too_many_arguments)]
 fn check(
     py: Python<'_>,
@@ -755,8 +755,11 @@ fn check(
     memory_limit: Option<u64>,
     threads: Option<usize>,
     run: Option<String>,
+    trust_rules: bool,
 ) -> PyResult<String> {
-    use xprof_sql::query::check::{parse_rules, run_rules};
+    use xprof_sql::query::check::{parse_rules, refuse_built_in_params, run_rules};
+    refuse_built_in_params(params.iter().map(|(n, _)| n.as_str()))
+        .map_err(pyo3::exceptions::PyValueError::new_err)?;
     let mut files = Vec::new();
     for path in &rules {
         let text = std::fs::read_to_string(path).map_err(|e| {
@@ -773,9 +776,12 @@ fn check(
         ));
     }
     let runtime = new_runtime(threads)?;
+    // Read-only unless trusted, as `xprof-sql check`: rules may come from
+    // a pull request.
     let options = SessionOptions {
         memory_limit_bytes: memory_limit,
         threads,
+        read_only: !trust_rules,
         ..Default::default()
     };
     let mut session = ProfileSession::with_limits(options).map_err(|e| query_error(py, e))?;

@@ -67,3 +67,19 @@ def test_junit_file_reads_back_with_the_verdicts(cli, tmp_path):
     [error] = cases["broken"].result
     assert isinstance(error, junitparser.Error)
     assert "rules.sql:6: rule broken" in error.message
+
+
+def test_check_is_read_only_unless_trusted_and_keeps_its_own_parameters(tmp_path):
+    import pytest
+
+    rules = tmp_path / "rules.sql"
+    rules.write_text("-- check: rows\nSELECT value FROM range(3);\n")
+    # As `xprof-sql check`: a rule may not call `range` unless trusted.
+    plain = xprof_sql.check(BASE, rules)
+    rule = plain["rules"][0]
+    assert rule["status"] == "error" and "read-only" in rule["error"], rule
+    trusted = xprof_sql.check(BASE, rules, trust_rules=True)
+    assert trusted["rules"][0]["status"] == "fail" and trusted["rules"][0]["rows"] == 3
+    for name in ("current", "baseline"):
+        with pytest.raises(ValueError, match="is set by check itself"):
+            xprof_sql.check(BASE, rules, params={name: "999"})

@@ -196,13 +196,18 @@ def check(
     memory_limit: int | str | None = None,
     threads: int | None = None,
     run: str | None = None,
+    trust_rules: bool = False,
 ) -> dict[str, Any]:
     """Runs rules files of SQL checks over profiles, as ``xprof-sql check``.
 
     Each rule (``-- check: NAME`` above a query) must return no rows; the
     rows it returns are the evidence of its failure. ``${NAME}`` in a rule
     is replaced by ``params[NAME]``; ``${current}`` and ``${baseline}`` are
-    the trace ids of ``inputs`` and ``baseline`` (docs/analyses.md).
+    the trace ids of ``inputs`` and ``baseline`` (docs/analyses.md); a
+    ``params`` entry of either name raises ``ValueError``. Each rule is one
+    query, run read-only (no ``read_profile``, ``range``), as its rules may
+    come from a pull request; ``trust_rules=True`` lifts that, as
+    ``--trust-rules``.
 
     Returns the document ``xprof-sql check --format json`` prints: ``rules``
     (each with ``name``, ``file``, ``line``, ``description``, ``status``
@@ -233,6 +238,7 @@ def check(
         memory_limit=_parse_size(memory_limit),
         threads=threads,
         run=run,
+        trust_rules=trust_rules,
     )
     result: dict[str, Any] = json.loads(text)
     return result

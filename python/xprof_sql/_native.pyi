@@ -64,6 +64,7 @@ def check(
     memory_limit: int | None = None,
     threads: int | None = None,
     run: str | None = None,
+    trust_rules: bool = False,
 ) -> str:
     """Runs rules files over profiles; the JSON document of `xprof-sql check --format json`."""
     ...

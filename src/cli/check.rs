@@ -66,9 +66,6 @@ pub struct CheckArgs {
     session: SessionArgs,
 }
 
-/// The parameters check sets itself.
-const BUILT_IN_PARAMS: &[&str] = &["current", "baseline"];
-
 fn parse_param(s: &str) -> Result<(String, String), String> {
     let (name, value) = s
         .split_once('=')
@@ -99,23 +96,8 @@ pub async fn check(args: CheckArgs) -> AnyResult<i32> {
         session: settings,
     } = args;
     limits.read_only |= !trust_rules;
-    // `current` and `baseline` are the trace ids check gives the rules: a
-    // value set over them would make every rule compare what was not asked.
-    if let Some((name, _)) = params
-        .iter()
-        .find(|(n, _)| BUILT_IN_PARAMS.contains(&n.as_str()))
-    {
-        return Err(format!(
-            "--set {name}=…: ${{{name}}} is set by check itself (the trace ids of the {}); \
-             give your parameter another name",
-            if name == "current" {
-                "inputs"
-            } else {
-                "--baseline profiles"
-            }
-        )
-        .into());
-    }
+    // `current` and `baseline` are the trace ids check gives the rules.
+    crate::query::check::refuse_built_in_params(params.iter().map(|(n, _)| n.as_str()))?;
     // The rules first: a typo fails before any profile is read.
     let mut files = Vec::new();
     for path in &rules {

@@ -297,6 +297,30 @@ pub fn substitute(sql: &str, params: &BTreeMap<String, String>) -> Result<String
     Ok(out)
 }
 
+/// The parameters a check sets itself: the trace ids of the inputs and of
+/// the baseline.
+pub const BUILT_IN_PARAMS: &[&str] = &["current", "baseline"];
+
+/// Refuses a user parameter named as a built-in one
+/// ([`BUILT_IN_PARAMS`]): a value set over `${current}` would make every
+/// rule compare what was not asked, and pass.
+pub fn refuse_built_in_params<'a>(
+    names: impl IntoIterator<Item = &'a str>,
+) -> Result<(), String> {
+    match names.into_iter().find(|n| BUILT_IN_PARAMS.contains(n)) {
+        None => Ok(()),
+        Some(name) => Err(format!(
+            "--set {name}=…: ${{{name}}} is set by check itself (the trace ids of the {}); \
+             give your parameter another name",
+            if name == "current" {
+                "inputs"
+            } else {
+                "--baseline profiles"
+            }
+        )),
+    }
+}
+
 /// Runs every rule of `rules` (from `path`) over `session` with
 /// `params`, keeping at most `evidence_rows` failing rows of each.
 pub async fn run_rules(
