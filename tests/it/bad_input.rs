@@ -20,6 +20,41 @@ fn convert_err(bytes: &[u8]) -> Option<String> {
         .map(|e| e.to_string())
 }
 
+/// The byte offsets where the top-level fields of the protobuf `bytes`
+/// end (an XSpace's planes, errors, warnings, hostnames).
+fn top_level_field_ends(bytes: &[u8]) -> Vec<usize> {
+    fn varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = *bytes.get(*at)?;
+            *at += 1;
+            value |= u64::from(b & 0x7f) << shift;
+            if b < 0x80 {
+                return Some(value);
+            }
+        }
+        None
+    }
+    let (mut ends, mut at) = (Vec::new(), 0);
+    while at < bytes.len() {
+        let Some(tag) = varint(bytes, &mut at) else {
+            break;
+        };
+        match tag & 7 {
+            0 => {
+                varint(bytes, &mut at);
+            }
+            2 => match varint(bytes, &mut at) {
+                Some(len) => at += len as usize,
+                None => break,
+            },
+            _ => break,
+        }
+        ends.push(at.min(bytes.len()));
+    }
+    ends
+}
+
 /// The (name, duration) of every event a conversion gave, counted.
 fn event_keys(sink: &MemorySink) -> std::collections::BTreeMap<(String, i64), usize> {
     let mut keys = std::collections::BTreeMap::new();
@@ -43,7 +78,12 @@ fn every_truncation_of_a_real_file_errors_or_converts_without_panic() {
     let (mut errors, mut converted) = (0, 0);
     // Every prefix length would take long in a debug build; a stride
     // covering all field boundaries of the first KB and then sparser.
-    let cuts: Vec<usize> = (0..1024).chain((1024..bytes.len()).step_by(997)).collect();
+    // And the end of every top-level field (each whole plane): cuts there
+    // convert. (A cut at 0 is an empty file, an error since issue 60.)
+    let cuts: Vec<usize> = (0..1024)
+        .chain((1024..bytes.len()).step_by(997))
+        .chain(top_level_field_ends(&bytes))
+        .collect();
     for cut in cuts {
         let mut sink = MemorySink::default();
         match xspace::convert(
@@ -203,7 +243,12 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn empty_and_plane_less_files_convert() {
-    assert!(convert_err(&[]).is_none());
+    // Zero bytes are no profile (issue 60): an error naming the file.
+    let e = convert_err(&[]).unwrap();
+    assert!(
+        e.contains("invalid XSpace at byte 0: the file is empty"),
+        "{e}"
+    );
     let space = xprof_testdata::xspace_proto::XSpace {
         errors: vec!["lost events".into()],
         ..Default::default()

@@ -304,9 +304,7 @@ pub const BUILT_IN_PARAMS: &[&str] = &["current", "baseline"];
 /// Refuses a user parameter named as a built-in one
 /// ([`BUILT_IN_PARAMS`]): a value set over `${current}` would make every
 /// rule compare what was not asked, and pass.
-pub fn refuse_built_in_params<'a>(
-    names: impl IntoIterator<Item = &'a str>,
-) -> Result<(), String> {
+pub fn refuse_built_in_params<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), String> {
     match names.into_iter().find(|n| BUILT_IN_PARAMS.contains(n)) {
         None => Ok(()),
         Some(name) => Err(format!(

@@ -510,29 +510,28 @@ impl LloDumpReader {
         // Stable: equal addresses keep the file order; unread addresses
         // (NULL) go last, as the declared order puts NULLs.
         bundles.sort_by_key(|b| (b.address.is_none(), b.address));
-        // One bundle per address: a second would interleave its ops with
-        // the first's in `llo_dump_ops`' (address, position) order.
-        if let Some(w) = bundles
+        // Two bundles at one address are both kept, with a warning; the
+        // second's ops are numbered on from the first's, so that
+        // `llo_dump_ops` stays in its (address, position) order.
+        for w in bundles
             .windows(2)
-            .find(|w| w[0].address.is_some() && w[0].address == w[1].address)
+            .filter(|w| w[0].address.is_some() && w[0].address == w[1].address)
         {
-            let (first, again) = if w[0].line < w[1].line {
-                (w[0].line, w[1].line)
-            } else {
-                (w[1].line, w[0].line)
-            };
-            let at = logical.iter().find(|l| l.0 == again).map_or(0, |l| l.1);
-            return Err(malformed(
-                path,
+            let (first, again) = (w[0].line.min(w[1].line), w[0].line.max(w[1].line));
+            let at = logical
+                .binary_search_by_key(&again, |l| l.0)
+                .map_or(0, |i| logical[i].1);
+            notes.push(
                 again,
                 at,
                 format!(
                     "bundle address {:#x} is also the address of the bundle on line {first}: \
-                     a final-bundles dump has one bundle per address",
+                     both kept, the ops of the later line numbered on after the earlier's",
                     w[0].address.unwrap_or(0)
                 ),
-            ));
+            );
         }
+        let mut numbering: (Option<i64>, usize) = (None, 0);
         for b in &bundles {
             asm.trace_row(&LloDumpBundleRow {
                 trace_id,
@@ -554,7 +553,13 @@ impl LloDumpReader {
             let (Some(address), Some(ops)) = (b.address, &b.ops) else {
                 continue;
             };
+            if numbering.0 != Some(address) {
+                numbering = (Some(address), 0);
+            }
+            let first_position = numbering.1;
+            numbering.1 += ops.len();
             for (position, text) in ops.iter().enumerate() {
+                let position = first_position + position;
                 let (result, rest) = match text.split_once(" = ") {
                     Some((r, rest)) if r.starts_with('%') && !r.contains(' ') => (Some(r), rest),
                     _ => (None, *text),
