@@ -88,6 +88,9 @@ where
     // tasks inside a long poll of an operator, which a drop would wait
     // for (seconds after the limit). What the command had to do is done.
     runtime.shutdown_background();
+    // The cluster jobs of queries it gave up on (--timeout) are cancelled
+    // before the process ends, or they would run on without a client.
+    crate::cluster::wait_for_cancellations();
     match outcome {
         Ok(status) => status,
         Err(e) if super::is_broken_pipe(e.as_ref()) => 0,

@@ -24,8 +24,10 @@ pub enum ClusterRole {
         #[arg(long, default_value_t = 15)]
         executor_timeout: u64,
         /// File holding the cluster's shared secret (default: the
-        /// XPROF_CLUSTER_TOKEN environment variable); every call must then
-        /// carry it (docs/cluster.md, Security).
+        /// XPROF_CLUSTER_TOKEN environment variable, else a secret it
+        /// generates and keeps where this user's executors and clients on
+        /// this machine find it); every call must carry it
+        /// (docs/cluster.md, Security).
         #[arg(long, value_name = "FILE")]
         token_file: Option<PathBuf>,
     },
@@ -59,7 +61,8 @@ pub enum ClusterRole {
         #[arg(long, value_parser = parse_size)]
         memory_limit: Option<u64>,
         /// File holding the cluster's shared secret (default: the
-        /// XPROF_CLUSTER_TOKEN environment variable).
+        /// XPROF_CLUSTER_TOKEN environment variable, else, for a scheduler
+        /// on this machine's loopback, the secret it generated).
         #[arg(long, value_name = "FILE")]
         token_file: Option<PathBuf>,
     },
@@ -85,24 +88,59 @@ pub async fn cluster(role: ClusterRole) -> AnyResult<()> {
             executor_timeout,
             token_file,
         } => {
+            // No secret given: one generated, so that other users of this
+            // machine cannot submit plans to a loopback scheduler either
+            // (docs/cluster.md, Security).
+            // Elsewhere than on loopback a secret must be given: one
+            // generated here would reach no other machine.
+            let given = token(token_file.as_deref())?;
+            let generated = given.is_none() && bind.ip().is_loopback();
+            let token = match given {
+                Some(t) => Some(t),
+                None if generated => Some(cluster::ClusterToken::generate()?),
+                None => None,
+            };
             let scheduler = cluster::start_scheduler(&cluster::SchedulerOptions {
                 bind,
                 executor_timeout: std::time::Duration::from_secs(executor_timeout),
-                token: token(token_file.as_deref())?,
+                token: token.clone(),
             })
             .await?;
+            let kept = if let Some(token) = token.as_ref().filter(|_| generated) {
+                let port = scheduler.addr().port();
+                let path = cluster::local_token_path(port).ok_or(
+                    "no private folder to keep the generated cluster token in \
+                     ($XDG_RUNTIME_DIR or ~/.cache, mode 700): give one with --token-file FILE",
+                )?;
+                token.write_private(&path)?;
+                Some(path)
+            } else {
+                None
+            };
             // The first line is the address, for scripts and tests that
             // bind port 0.
             outln!(
                 "xprof-sql cluster scheduler listening on {}",
                 scheduler.addr()
             );
-            std::io::stdout().flush()?;
-            tokio::select! {
-                served = scheduler.serve() => served?,
-                _ = tokio::signal::ctrl_c() => eprintln!("xprof-sql: scheduler stopped"),
+            if let Some(path) = &kept {
+                outln!(
+                    "cluster token generated in {} (read by executors and clients of this user on this machine)",
+                    path.display()
+                );
             }
-            Ok(())
+            std::io::stdout().flush()?;
+            let served = tokio::select! {
+                served = scheduler.serve() => served,
+                _ = tokio::signal::ctrl_c() => {
+                    eprintln!("xprof-sql: scheduler stopped");
+                    Ok(())
+                }
+            };
+            if let Some(path) = &kept {
+                let _ = std::fs::remove_file(path);
+            }
+            Ok(served?)
         }
         ClusterRole::Executor {
             scheduler,
@@ -115,7 +153,13 @@ pub async fn cluster(role: ClusterRole) -> AnyResult<()> {
             token_file,
         } => {
             let (host, port) = cluster::scheduler_host_port(&scheduler)?;
-            let token = token(token_file.as_deref())?;
+            if let Some(warning) = token_file
+                .as_deref()
+                .and_then(cluster::ClusterToken::file_permission_warning)
+            {
+                eprintln!("xprof-sql: warning: {warning}");
+            }
+            let token = cluster::ClusterToken::for_scheduler(&host, port, token_file.as_deref())?;
             // Refused before the banner: a service that will not start
             // says so first.
             cluster::check_bind("an executor", bind, token.as_ref())?;

@@ -175,7 +175,20 @@ pub async fn new_session(
     let options = session_options(limits, settings);
     if let Some(url) = &settings.cluster {
         crate::cluster::check_inputs(inputs)?;
-        return Ok(crate::cluster::connect(url, options).await?);
+        // `--timeout` bounds reaching the scheduler too.
+        let connecting = crate::cluster::connect(url, options);
+        let session = match limits.timeout {
+            Some(limit) => tokio::time::timeout(limit, connecting)
+                .await
+                .map_err(|_| {
+                    format!(
+                        "the scheduler at {url} did not answer within --timeout ({} s)",
+                        limit.as_secs_f64()
+                    )
+                })??,
+            None => connecting.await?,
+        };
+        return Ok(session);
     }
     Ok(ProfileSession::with_limits(options)?)
 }

@@ -492,7 +492,7 @@ fn a_token_cluster_of_processes_refuses_strangers_and_fails_a_query_whose_execut
             break;
         }
         assert!(
-            started.elapsed() < Duration::from_secs(60),
+            started.elapsed() < Duration::from_secs(120),
             "the cluster never answered: {}",
             String::from_utf8_lossy(&out.stderr)
         );
@@ -533,4 +533,79 @@ fn a_token_cluster_of_processes_refuses_strangers_and_fails_a_query_whose_execut
     );
     let log = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(!log.contains(SECRET), "the executor logged the token");
+}
+
+#[test]
+fn a_loopback_scheduler_given_no_secret_generates_one_that_only_its_user_reads() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = data();
+    // Where this user's runtime files live; another folder stands for a
+    // process that cannot read them (another local user).
+    let mine = tempfile::tempdir().unwrap();
+    let theirs = tempfile::tempdir().unwrap();
+    let mut procs = Processes(Vec::new());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_xprof-sql"))
+        .args(["cluster", "scheduler", "--bind", "127.0.0.1:0"])
+        .env_remove(cluster::TOKEN_ENV)
+        .env("XDG_RUNTIME_DIR", mine.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    procs.0.push(child);
+    let first = lines.next().unwrap().unwrap();
+    let scheduler = first.rsplit(' ').next().unwrap().to_string();
+    let port: u16 = scheduler.rsplit(':').next().unwrap().parse().unwrap();
+    let second = lines.next().unwrap().unwrap();
+    let kept = mine
+        .path()
+        .join(format!("xprof-sql/scheduler-{port}.token"));
+    assert!(
+        second.contains(&kept.display().to_string()),
+        "{second:?} (expected {})",
+        kept.display()
+    );
+    // Before: a loopback scheduler without a secret took every caller.
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&kept), 0o600);
+    assert_eq!(mode(kept.parent().unwrap()), 0o700);
+    let secret = std::fs::read_to_string(&kept).unwrap();
+    assert!(secret.trim().len() >= 64, "{secret:?}");
+
+    let count = "SELECT count(*) AS n FROM events";
+    let as_user = |dir: &Path| {
+        let mut cmd = query_command(&scheduler, &d.inside, count, None);
+        cmd.env("XDG_RUNTIME_DIR", dir);
+        output_within(cmd.spawn().unwrap(), Duration::from_secs(60), count)
+    };
+    // A caller without this user's files is refused.
+    let out = as_user(theirs.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("cluster token is missing or wrong"),
+        "{stderr}"
+    );
+    // An executor and a client of the same user find the secret.
+    let executor = executor_command(&scheduler, &d.root, None)
+        .env("XDG_RUNTIME_DIR", mine.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    procs.0.push(executor);
+    let started = Instant::now();
+    loop {
+        let out = as_user(mine.path());
+        if out.status.success() {
+            assert!(String::from_utf8_lossy(&out.stdout).starts_with("n\n"));
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the cluster never answered: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
 }

@@ -810,3 +810,30 @@ fn a_rank_folder_names_each_file_it_skips_and_fails_on_a_broken_trace() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains(&cut.display().to_string()), "{err}");
 }
+
+#[test]
+fn a_step_number_past_64_bits_reads_as_null_not_a_cast_error() {
+    // Numbers the views parse out of names (a step's N, a source line, a
+    // Proton pid's SM) are NULL when they do not fit their column: before,
+    // `ProfilerStep#99999999999999999999` failed every query of
+    // `kineto_ops` with "Cannot cast string … to value of Int64 type",
+    // naming neither the file nor the column.
+    let dir = tempfile::tempdir().unwrap();
+    let text = kineto(r#"{"rank":0}"#, 2, false).replacen(
+        r#""traceEvents":["#,
+        r#""traceEvents":[{"ph":"X","cat":"user_annotation","name":"ProfilerStep#7","pid":1,"tid":1,"ts":1,"dur":4},{"ph":"X","cat":"user_annotation","name":"ProfilerStep#99999999999999999999","pid":1,"tid":1,"ts":6,"dur":40},{"ph":"X","cat":"user_annotation","name":"ProfilerStep#8","pid":1,"tid":1,"ts":50,"dur":5},"#,
+        1,
+    );
+    let path = write(dir.path(), "huge_step.json", &text);
+    // As HTA, the last step (#8) is left out of `kineto_ops`.
+    tokio_run(async {
+        let rows = query_rows_with_nulls(
+            &[&path],
+            "SELECT name, iteration FROM kineto_ops WHERE name LIKE 'ProfilerStep%' ORDER BY ts_ps",
+        )
+        .await;
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(i(&rows[0], "iteration"), 7);
+        assert!(rows[1]["iteration"].is_null(), "{rows:?}");
+    });
+}

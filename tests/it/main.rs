@@ -14,6 +14,7 @@ mod bad_input;
 mod check;
 mod cli;
 mod cluster;
+mod cluster_limits;
 mod cluster_security;
 mod corpus;
 mod dictionary_aggregate;

@@ -152,6 +152,68 @@ impl ClusterToken {
         }
     }
 
+    /// A new random token (32 bytes of the system's random source, in
+    /// hex).
+    pub fn generate() -> Result<Self> {
+        use std::io::Read;
+        let random = Path::new("/dev/urandom");
+        let mut bytes = [0u8; 32];
+        std::fs::File::open(random)
+            .and_then(|mut f| f.read_exact(&mut bytes))
+            .map_err(|source| ClusterError::Io {
+                path: random.to_path_buf(),
+                source,
+            })?;
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        Self::new(&hex)
+    }
+
+    /// Writes the token to `path`, readable and writable by its owner
+    /// only (mode 600, set as the file is created), replacing what was
+    /// there.
+    pub fn write_private(&self, path: &Path) -> Result<()> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let io = |source| ClusterError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        // A file left by an earlier run may have other permissions:
+        // replaced, never reused.
+        match std::fs::remove_file(path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io(e)),
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+            .map_err(io)?;
+        writeln!(file, "{}", self.0).map_err(io)
+    }
+
+    /// The token for talking to the scheduler at `host:port`: that of
+    /// `token_file` or [`TOKEN_ENV`] ([`resolve`](Self::resolve)), else,
+    /// for a scheduler on this machine's loopback, the one it generated
+    /// ([`local_token_path`]), else none.
+    pub fn for_scheduler(host: &str, port: u16, token_file: Option<&Path>) -> Result<Option<Self>> {
+        if let Some(token) = Self::resolve(token_file)? {
+            return Ok(Some(token));
+        }
+        let loopback = host == "localhost"
+            || host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        match local_token_path(port) {
+            Some(path) if loopback && path.is_file() => Self::from_file(&path).map(Some),
+            _ => Ok(None),
+        }
+    }
+
     /// Whether `candidate` is this token, in time independent of where
     /// they first differ.
     pub(crate) fn matches(&self, candidate: &[u8]) -> bool {
@@ -172,6 +234,32 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     }
     let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
     std::hint::black_box(diff) == 0
+}
+
+/// Where a scheduler on this machine's loopback at `port` keeps the
+/// token it generated when given none, for the executors and clients of
+/// the same user on this machine: `$XDG_RUNTIME_DIR/xprof-sql/` or
+/// `~/.cache/xprof-sql/cluster/`, a folder only its owner may enter
+/// (created so; one that others may enter is not used). `None` when
+/// there is no such folder.
+pub fn local_token_path(port: u16) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let folder = match std::env::var_os("XDG_RUNTIME_DIR") {
+        Some(d) if !d.is_empty() => Path::new(&d).join("xprof-sql"),
+        _ => Path::new(&std::env::var_os("HOME")?).join(".cache/xprof-sql/cluster"),
+    };
+    if !folder.is_dir() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&folder)
+            .ok()?;
+    }
+    let mode = std::fs::symlink_metadata(&folder)
+        .ok()?
+        .permissions()
+        .mode();
+    (mode & 0o077 == 0).then(|| folder.join(format!("scheduler-{port}.token")))
 }
 
 /// Refuses to listen on `addr` without a token unless it is a loopback

@@ -90,7 +90,10 @@ async fn check_reachable(url: &str, token: Option<&ClusterToken>) -> Result<()> 
     };
     let endpoint = endpoint(http, token)
         .map_err(|e| unreachable(e.to_string()))?
-        .connect_timeout(Duration::from_secs(10));
+        .connect_timeout(Duration::from_secs(10))
+        // A scheduler that accepts the connection and never answers (a
+        // stopped process) is an error after this, not a wait.
+        .timeout(Duration::from_secs(10));
     let channel = endpoint.connect().await.map_err(|e| {
         unreachable(std::error::Error::source(&e).map_or(e.to_string(), |s| s.to_string()))
     })?;
@@ -107,15 +110,29 @@ async fn check_reachable(url: &str, token: Option<&ClusterToken>) -> Result<()> 
                 url: url.to_string(),
             })
         }
+        Err(status)
+            if matches!(
+                status.code(),
+                tonic::Code::Cancelled | tonic::Code::DeadlineExceeded
+            ) =>
+        {
+            Err(unreachable(
+                "it accepted the connection but did not answer within 10 s".into(),
+            ))
+        }
         _ => Ok(()),
     }
 }
 
 /// A session whose queries run on the scheduler at `address`
 /// (`df://HOST:PORT`), with the cluster token of the environment variable
-/// [`TOKEN_ENV`](crate::TOKEN_ENV) if set: [`connect_with_token`].
+/// [`TOKEN_ENV`](crate::TOKEN_ENV) if set, else, for a scheduler on this
+/// machine's loopback, the token it generated
+/// ([`local_token_path`](crate::local_token_path)): [`connect_with_token`].
 pub async fn connect(address: &str, options: SessionOptions) -> Result<ProfileSession> {
-    connect_with_token(address, options, ClusterToken::from_env()?).await
+    let (host, port) = scheduler_host_port(address)?;
+    let token = ClusterToken::for_scheduler(&host, port, None)?;
+    connect_with_token(address, options, token).await
 }
 
 /// A session whose queries run on the scheduler at `address`

@@ -55,6 +55,7 @@ use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::auth::{ClusterToken, TokenCheck};
+use crate::cancel::{CancellableStage, JobWatch};
 use crate::config::GRPC_MESSAGE_BYTES;
 use crate::error::{ClusterError, Result};
 
@@ -249,17 +250,21 @@ fn is_one_name(job_id: &JobId) -> bool {
     ) && !job_id.as_str().contains('/')
 }
 
-/// Ballista's execution engine, after [`Confinement::check_stage`].
+/// Ballista's execution engine, after [`Confinement::check_stage`]; with
+/// a [`JobWatch`], each task stops when its job is cancelled
+/// ([`crate::cancel`]).
 pub(crate) struct ConfinedEngine {
     inner: DefaultExecutionEngine,
     confinement: Arc<Confinement>,
+    watch: Option<Arc<JobWatch>>,
 }
 
 impl ConfinedEngine {
-    pub(crate) fn new(confinement: Arc<Confinement>) -> Self {
+    pub(crate) fn new(confinement: Arc<Confinement>, watch: Option<Arc<JobWatch>>) -> Self {
         Self {
             inner: DefaultExecutionEngine::new(),
             confinement,
+            watch,
         }
     }
 }
@@ -276,7 +281,8 @@ impl ExecutionEngine for ConfinedEngine {
         config: &SessionConfig,
     ) -> datafusion::error::Result<Arc<dyn QueryStageExecutor>> {
         self.confinement.check_stage(plan.as_ref())?;
-        self.inner.create_query_stage_exec(
+        let job = job_id.to_string();
+        let stage = self.inner.create_query_stage_exec(
             job_id,
             stage_id,
             task_id,
@@ -284,7 +290,11 @@ impl ExecutionEngine for ConfinedEngine {
             plan,
             work_dir,
             config,
-        )
+        )?;
+        Ok(match &self.watch {
+            Some(watch) => Arc::new(CancellableStage::new(stage, job, Arc::clone(watch))),
+            None => stage,
+        })
     }
 }
 

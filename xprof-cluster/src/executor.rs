@@ -24,6 +24,7 @@ use ballista_executor::shutdown::Shutdown;
 use datafusion::execution::SessionStateBuilder;
 
 use crate::auth::{ClusterToken, check_bind, endpoint, token_endpoint};
+use crate::cancel::JobWatch;
 use crate::config::{
     DEFAULT_SCHEDULER_PORT, GRPC_MESSAGE_BYTES, config_producer, with_project_functions,
 };
@@ -134,7 +135,16 @@ pub async fn run_executor(options: &ExecutorOptions) -> Result<()> {
         grpc_max_encoding_message_size: message,
         override_config_producer: Some(config_producer(options.token.clone())),
         override_function_registry: Some(Arc::new(function_registry())),
-        override_execution_engine: Some(Arc::new(ConfinedEngine::new(confinement.clone()))),
+        override_execution_engine: Some(Arc::new(ConfinedEngine::new(
+            confinement.clone(),
+            JobWatch::new(
+                format!(
+                    "http://{}:{}",
+                    options.scheduler_host, options.scheduler_port
+                ),
+                options.token.as_ref(),
+            ),
+        ))),
         override_arrow_flight_service: Some(flight_provider(
             confinement.work_dir().to_path_buf(),
             options.token.clone(),
@@ -179,6 +189,7 @@ async fn check_token(host: &str, port: u16, token: Option<&ClusterToken>) -> Res
     };
     let Ok(channel) = endpoint
         .connect_timeout(Duration::from_secs(10))
+        .timeout(Duration::from_secs(10))
         .connect()
         .await
     else {

@@ -35,34 +35,44 @@
 //! reads (the plan check and the confined Flight service);
 //! `scheduler.rs`; `executor.rs`; `local.rs` ([`LocalCluster`]);
 //! `client.rs` ([`connect`], scheduler addresses, the inputs a cluster
-//! reads); `planner.rs` (planning on the client, [`ClusterExec`]). The
-//! others import `config`, `auth` and `error`; besides, `scheduler`,
-//! `executor` and `local` import `confine`, `local` the scheduler and the
-//! executor, and `client` the planner.
+//! reads); `planner.rs` (planning on the client, [`ClusterExec`]);
+//! `job.rs` (a query's job: submitted with deadlines, cancelled when the
+//! client gives up, [`wait_for_cancellations`]); `admission.rs` (the
+//! scheduler takes jobs only with an executor registered); `cancel.rs`
+//! (executors stop the tasks of cancelled jobs). The others import
+//! `config`, `auth` and `error`; besides, `scheduler`, `executor` and
+//! `local` import `confine`, which imports `cancel`; `scheduler` imports
+//! `admission`, `local` the scheduler and the executor, `client` the
+//! planner, and the planner `job`.
 //!
 //! [Apache Ballista]: https://datafusion.apache.org/ballista/
 
 #![warn(missing_docs)]
 
+mod admission;
 mod auth;
+mod cancel;
 mod client;
 mod config;
 mod confine;
 mod error;
 mod executor;
+mod job;
 mod local;
 mod planner;
 mod scheduler;
 
-pub use auth::{ClusterToken, TOKEN_ENV, check_bind};
+pub use auth::{ClusterToken, TOKEN_ENV, check_bind, local_token_path};
 pub use client::{
     check_inputs, connect, connect_with_token, open, scheduler_host_port, scheduler_url,
 };
 pub use config::DEFAULT_SCHEDULER_PORT;
 pub use error::{ClusterError, Result};
 pub use executor::{ExecutorOptions, function_registry, run_executor};
+pub use job::wait_for_cancellations;
 pub use local::{LocalCluster, LocalClusterOptions};
 pub use planner::ClusterExec;
 pub use scheduler::{
-    MIN_EXECUTOR_TIMEOUT, Scheduler, SchedulerOptions, scheduler_session, start_scheduler,
+    ADMISSION_WAIT, MIN_EXECUTOR_TIMEOUT, Scheduler, SchedulerOptions, scheduler_session,
+    start_scheduler,
 };

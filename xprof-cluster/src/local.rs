@@ -30,6 +30,7 @@ use tokio::task::JoinHandle;
 use tonic::transport::server::TcpIncoming;
 
 use crate::auth::{ClusterToken, endpoint};
+use crate::cancel::JobWatch;
 use crate::config::{GRPC_MESSAGE_BYTES, config_producer};
 use crate::confine::{ConfinedEngine, Confinement, serve_flight};
 use crate::error::{ClusterError, Result};
@@ -77,6 +78,8 @@ struct LocalExecutor {
     addr: SocketAddr,
     /// Its work folder, resolved.
     work_dir: PathBuf,
+    /// Runs the tasks.
+    executor: Arc<Executor>,
     /// The Flight service and the poll loop.
     tasks: Vec<JoinHandle<std::result::Result<(), BallistaError>>>,
     /// Deletes the work folder when dropped (after the tasks stopped).
@@ -126,6 +129,14 @@ impl LocalCluster {
     /// The addresses of the executors' Arrow Flight services.
     pub fn executor_addrs(&self) -> Vec<SocketAddr> {
         self.executors.iter().map(|e| e.addr).collect()
+    }
+
+    /// How many tasks the executors are running now, all together.
+    pub fn running_tasks(&self) -> usize {
+        self.executors
+            .iter()
+            .map(|e| e.executor.active_task_count())
+            .sum()
     }
 
     /// The executors' work folders (shuffle files), resolved.
@@ -179,7 +190,10 @@ async fn start_executor(http: &str, options: &LocalClusterOptions) -> Result<Loc
         Arc::new(function_registry()),
         Arc::new(LoggingMetricsCollector::default()),
         vcores,
-        Arc::new(ConfinedEngine::new(confinement)),
+        Arc::new(ConfinedEngine::new(
+            confinement,
+            JobWatch::new(http.to_string(), options.token.as_ref()),
+        )),
     ));
 
     let flight = tokio::spawn(serve_flight(
@@ -203,7 +217,7 @@ async fn start_executor(http: &str, options: &LocalClusterOptions) -> Result<Loc
         .max_encoding_message_size(GRPC_MESSAGE_BYTES);
     let poll = tokio::spawn(poll_loop(
         scheduler,
-        executor,
+        Arc::clone(&executor),
         BallistaCodec::<LogicalPlanNode, PhysicalPlanNode>::default(),
         None,
         None,
@@ -211,6 +225,7 @@ async fn start_executor(http: &str, options: &LocalClusterOptions) -> Result<Loc
     ));
     Ok(LocalExecutor {
         addr,
+        executor,
         work_dir,
         tasks: vec![flight, poll],
         _folder: folder,

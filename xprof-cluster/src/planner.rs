@@ -6,7 +6,7 @@
 //! physical planning under Ballista's settings took minutes where this
 //! process plans the same query in milliseconds. So a cluster session
 //! plans here, with DataFusion's planner and physical rules, and sends the
-//! physical plan ([`ballista_core::execution_plans::execute_physical_plan`]):
+//! physical plan (`crate::job`, Ballista's job submission with cancellation):
 //! the scheduler only cuts it into stages at its exchanges and hands the
 //! tasks to executors.
 //!
@@ -24,8 +24,6 @@
 use std::fmt;
 use std::sync::Arc;
 
-use ballista_core::execution_plans::execute_physical_plan;
-use ballista_core::extension::SessionConfigExt as _;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::Session;
 use datafusion::common::tree_node::TreeNodeRecursion;
@@ -46,7 +44,6 @@ use datafusion::physical_plan::{
 };
 use datafusion::physical_planner::{DefaultPhysicalPlanner, PhysicalPlanner as _};
 use datafusion::prelude::SessionConfig;
-use datafusion_proto::protobuf::PhysicalPlanNode;
 use futures_util::{StreamExt as _, TryStreamExt as _};
 
 /// Plans every query in this process and runs those that read files on
@@ -84,7 +81,7 @@ impl ClientPlanner {
         {
             return Ok(local);
         }
-        let local = sort_above_joins(local)?;
+        let local = yield_after_joins(sort_above_joins(local)?)?;
         Ok(Arc::new(ClusterExec::new(
             self.scheduler_url.clone(),
             local,
@@ -229,6 +226,36 @@ fn sort_above_joins(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPla
     }
 }
 
+/// `plan` with each join's output made cooperative ([`CooperativeExec`]):
+/// every batch it yields spends the task's Tokio budget, so the task
+/// returns to the executor's runtime every 128 batches.
+///
+/// DataFusion makes a plan's leaves cooperative (the scans), but a join
+/// that multiplies rows in memory (a cross join, a nested-loop join)
+/// produces batches for as long as it likes after its inputs are read,
+/// and an aggregate above it consumes them in one poll. Such a task never
+/// yields: a cancelled job's task (`crate::cancel`) went on to its end.
+fn yield_after_joins(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
+    use datafusion::common::tree_node::{Transformed, TreeNode as _};
+    use datafusion::physical_plan::coop::CooperativeExec;
+    use datafusion::physical_plan::joins::{
+        CrossJoinExec, HashJoinExec, NestedLoopJoinExec, SortMergeJoinExec,
+    };
+    Ok(plan
+        .transform_up(|node| {
+            let join = node.is::<HashJoinExec>()
+                || node.is::<CrossJoinExec>()
+                || node.is::<NestedLoopJoinExec>()
+                || node.is::<SortMergeJoinExec>();
+            Ok(if join {
+                Transformed::yes(Arc::new(CooperativeExec::new(node)) as Arc<dyn ExecutionPlan>)
+            } else {
+                Transformed::no(node)
+            })
+        })?
+        .data)
+}
+
 /// `input` sorted by `order`, each of its partitions.
 fn sorted(order: LexOrdering, input: Arc<dyn ExecutionPlan>) -> Arc<dyn ExecutionPlan> {
     let partitions = input.properties().output_partitioning().partition_count();
@@ -349,19 +376,10 @@ impl ExecutionPlan for ClusterExec {
             self.session_id.clone(),
             self.config.clone(),
         );
-        let batches = futures_util::stream::once(async move {
-            let codec = config.ballista_physical_extension_codec();
-            execute_physical_plan::<PhysicalPlanNode>(
-                url,
-                &config.ballista_config(),
-                plan,
-                codec.as_ref(),
-                session_id,
-                config,
-            )
-            .await
-        })
-        .try_flatten();
+        // Submitted when first polled; cancelled on the scheduler if the
+        // stream is dropped before the job ended (`crate::job`).
+        let batches = futures_util::stream::once(crate::job::run(url, plan, session_id, config))
+            .try_flatten();
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             schema,
             batches.boxed(),

@@ -26,6 +26,7 @@ use datafusion_proto::protobuf::{LogicalPlanNode, PhysicalPlanNode};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
 
+use crate::admission::Admission;
 use crate::auth::{ClusterToken, TokenCheck, check_bind, token_endpoint};
 use crate::config::{
     DEFAULT_SCHEDULER_PORT, GRPC_MESSAGE_BYTES, config_producer, with_project_functions,
@@ -35,6 +36,10 @@ use crate::error::{ClusterError, Result};
 /// The shortest executor timeout accepted: a busy executor reports every
 /// 5 s (Ballista's poll loop), so less would count busy executors dead.
 pub const MIN_EXECUTOR_TIMEOUT: Duration = Duration::from_secs(6);
+
+/// The longest a job waits for an executor to register before the
+/// scheduler refuses it (or the executor timeout, if shorter).
+pub const ADMISSION_WAIT: Duration = Duration::from_secs(15);
 
 /// The scheduler's session for one query: the client's settings, this
 /// project's functions, DataFusion's and Ballista's rules.
@@ -163,7 +168,10 @@ pub async fn start_scheduler(options: &SchedulerOptions) -> Result<Scheduler> {
     let cluster = BallistaCluster::new_from_config(&config).await?;
     let scheduler =
         create_scheduler::<LogicalPlanNode, PhysicalPlanNode>(cluster, Arc::new(config)).await?;
-    let service = SchedulerGrpcServer::new(scheduler)
+    // Jobs only when an executor is registered, after a bounded wait for
+    // one (`admission`); shorter than a client's call deadline (20 s).
+    let admission_wait = options.executor_timeout.min(ADMISSION_WAIT);
+    let service = SchedulerGrpcServer::new(Admission::new(scheduler, admission_wait))
         .max_encoding_message_size(GRPC_MESSAGE_BYTES)
         .max_decoding_message_size(GRPC_MESSAGE_BYTES);
     let service = InterceptedService::new(service, TokenCheck::new(options.token.clone()));

@@ -13,7 +13,7 @@
 -- over the shorter busy time (0 when it is 0).
 WITH engines AS (
   SELECT t.trace_id, t.track_id, d.name AS device_name, CAST(t.name AS VARCHAR) AS line_name,
-         CAST(regexp_replace(d.name, '^/device:TPU:([0-9]+).*$', '\1') AS BIGINT) AS chip
+         TRY_CAST(regexp_replace(d.name, '^/device:TPU:([0-9]+).*$', '\1') AS BIGINT) AS chip
   FROM tracks t
   JOIN devices d ON d.trace_id = t.trace_id AND d.device_id = t.device_id
   WHERE t.name IN ('XLA Ops', 'Sparse Core Ops')

@@ -94,8 +94,8 @@ cycles AS (
   WHERE s.pid_parts IS NOT NULL AND s.tid_parts IS NOT NULL
 )
 SELECT trace_id, event_id, pid_parts[1] AS kernel,
-       CAST(pid_parts[2] AS INT) AS sm_id, CAST(pid_parts[3] AS INT) AS cta_id,
-       CAST(tid_parts[1] AS INT) AS warp_id, CAST(tid_parts[2] AS INT) AS line,
+       TRY_CAST(pid_parts[2] AS INT) AS sm_id, TRY_CAST(pid_parts[3] AS INT) AS cta_id,
+       TRY_CAST(tid_parts[1] AS INT) AS warp_id, TRY_CAST(tid_parts[2] AS INT) AS line,
        scope, call_stack, start_cycle, end_cycle, end_cycle - start_cycle AS cycles,
        frequency_mhz,
        CASE WHEN frequency_mhz > 0

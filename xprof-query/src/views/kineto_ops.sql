@@ -36,7 +36,7 @@ ev AS (
 ),
 steps AS (
   SELECT trace_id, name, ts_ps, dur_ps,
-         CAST(regexp_match(name, 'ProfilerStep\s*#\s*(\d+)')[1] AS BIGINT) AS iteration
+         TRY_CAST(regexp_match(name, 'ProfilerStep\s*#\s*(\d+)')[1] AS BIGINT) AS iteration
   FROM ev
   WHERE name LIKE '%ProfilerStep%' AND stream = -1
 ),

@@ -65,7 +65,7 @@ SELECT l.trace_id, l.event_id, l.track_id, l.device_id, l.unit, s.unit_id,
                    chr(31)) END AS llo_scopes,
        s.pallas_primitive,
        regexp_match(s.source_info, '^([^:]+):[Ll]?([0-9]+)')[1] AS source_file,
-       CAST(regexp_match(s.source_info, '^([^:]+):[Ll]?([0-9]+)')[2] AS BIGINT) AS source_line,
+       TRY_CAST(regexp_match(s.source_info, '^([^:]+):[Ll]?([0-9]+)')[2] AS BIGINT) AS source_line,
        s.source_call_stack, s.details,
        CAST(NULL AS BOOLEAN) AS measured,
        l.kernel_event_id, k.display_name AS kernel

@@ -35,7 +35,7 @@ WITH markers AS (
 args AS (
   SELECT a.trace_id, a.event_id,
          max(CASE WHEN a.key = 'instrumentation_id'
-                  THEN coalesce(CAST(a.uint_value AS BIGINT), a.int_value) END) AS instrumentation_id,
+                  THEN coalesce(TRY_CAST(a.uint_value AS BIGINT), a.int_value) END) AS instrumentation_id,
          max(CASE WHEN a.key = 'long_name' THEN a.str_value END) AS long_name
   FROM event_args a
   JOIN markers m ON m.trace_id = a.trace_id AND m.event_id = a.event_id
