@@ -306,7 +306,10 @@ async fn ordered_answers_from_a_cluster_are_one_sorted_sequence() {
     // `ballista.optimizer.broadcast_join_threshold_bytes` (128 MiB), and
     // re-plans it as a partitioned one, shuffled by its key, otherwise (a
     // larger warehouse, or a build side it cannot estimate): both, the
-    // second forced by a threshold of 0.
+    // second forced by a threshold of 0. There, `op_profile` numbered its
+    // nodes otherwise than locally (the IDLE node first): its window,
+    // partitioned by trace, ran over a join re-shuffled by (trace,
+    // program), and numbered each program's rows on their own.
     let mut with_rows = Vec::new();
     for threshold in [None, Some(0)] {
         if let Some(t) = threshold {
@@ -314,15 +317,6 @@ async fn ordered_answers_from_a_cluster_are_one_sorted_sequence() {
             remote.sql(&set).await.unwrap().collect().await.unwrap();
         }
         for (what, sql) in &queries {
-            // A finding still open (issue 59 §8): with every join
-            // re-planned as a partitioned one, the cluster numbers
-            // `op_profile`'s nodes otherwise than the local answer (row 0
-            // is an `idle` node there, the `program` node here). Not the
-            // order of the rows: their values. Held out by name, so that
-            // nothing else is.
-            if threshold == Some(0) && what == "view op_profile" {
-                continue;
-            }
             let what = match threshold {
                 Some(t) => format!("{what} (broadcast threshold {t})"),
                 None => what.clone(),

@@ -32,10 +32,11 @@ use datafusion::execution::TaskContext;
 use datafusion::execution::context::QueryPlanner;
 use datafusion::logical_expr::{LogicalPlan, PlanType, StringifiedPlan};
 use datafusion::physical_expr::{
-    EquivalenceProperties, LexOrdering, OrderingRequirements, PhysicalExpr,
+    Distribution, EquivalenceProperties, LexOrdering, OrderingRequirements, PhysicalExpr,
 };
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::explain::ExplainExec;
+use datafusion::physical_plan::repartition::RepartitionExec;
 use datafusion::physical_plan::sorts::sort::SortExec;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
@@ -185,6 +186,15 @@ fn ignores_nulls_in_a_window(plan: &LogicalPlan) -> Result<bool> {
 /// `hlo_stats` came back as the two runs' sorted rows, one run after the
 /// other (issue 59, item 8).
 ///
+/// Joins re-planned that way also lose the partitioning an operator above
+/// needed: a window `PARTITION BY trace_id` over a join the scheduler
+/// shuffled by `(trace_id, program_id)` numbered each program's rows on
+/// their own (`op_profile`'s `node_order` at a broadcast threshold of 0,
+/// issue 59 §8); a grouped aggregate would split its groups the same way.
+/// So an operator that needs its input partitioned by some keys, and has
+/// that partitioning only through a join below, gets its input shuffled
+/// again by those keys (and then sorted, if it needs an order).
+///
 /// So before the plan is sent, each operator with a required input order
 /// (a merge, a window, a sort-merge join, a sorted aggregate) whose input
 /// takes its order from below a join gets a sort of its own input, above
@@ -200,10 +210,41 @@ fn sort_above_joins(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPla
             let required = node.required_input_ordering();
             let mut changed = false;
             let mut new_children = Vec::with_capacity(children.len());
-            for (child, required) in children.into_iter().zip(required) {
-                let child = Arc::clone(child);
+            let distributions = node.input_distribution_requirements().into_per_child();
+            let is_join = is_join(node.as_ref());
+            for ((child, required), distribution) in
+                children.into_iter().zip(required).zip(distributions)
+            {
+                let mut child = Arc::clone(child);
+                // A partitioning by keys that the child has only through a
+                // join below it: shuffled again by those keys here (and
+                // sorted again after, below, if an order is required).
+                let mut reshuffled = false;
+                // (DataFusion 55's operators may still name it by its
+                // old name.)
+                #[allow(deprecated)]
+                let keys = match distribution {
+                    Distribution::KeyPartitioned(keys) | Distribution::HashPartitioned(keys) => {
+                        Some(keys)
+                    }
+                    _ => None,
+                };
+                if let Some(keys) = keys
+                    && !is_join
+                    && partitioned_through_a_join(&child)
+                {
+                    let partitions = child.properties().output_partitioning().partition_count();
+                    child = Arc::new(RepartitionExec::try_new(
+                        child,
+                        Partitioning::Hash(keys, partitions),
+                    )?);
+                    changed = true;
+                    reshuffled = true;
+                }
                 new_children.push(match required {
-                    Some(OrderingRequirements::Hard(orders)) if ordered_through_a_join(&child) => {
+                    Some(OrderingRequirements::Hard(orders))
+                        if reshuffled || ordered_through_a_join(&child) =>
+                    {
                         changed = true;
                         let order = LexOrdering::from(orders[0].clone());
                         sorted(order, child)
@@ -260,6 +301,42 @@ fn yield_after_joins(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPl
 fn sorted(order: LexOrdering, input: Arc<dyn ExecutionPlan>) -> Arc<dyn ExecutionPlan> {
     let partitions = input.properties().output_partitioning().partition_count();
     Arc::new(SortExec::new(order, input).with_preserve_partitioning(partitions > 1))
+}
+
+/// Whether `node` is a join (of any kind Ballista may re-plan).
+fn is_join(node: &dyn ExecutionPlan) -> bool {
+    use datafusion::physical_plan::joins::{
+        CrossJoinExec, HashJoinExec, NestedLoopJoinExec, SortMergeJoinExec,
+    };
+    node.is::<HashJoinExec>()
+        || node.is::<CrossJoinExec>()
+        || node.is::<NestedLoopJoinExec>()
+        || node.is::<SortMergeJoinExec>()
+}
+
+/// Whether the partitioning of `plan`'s rows may come from a join: a join
+/// reached from `plan` through operators of one input that keep its
+/// partitions, before any repartition or merge.
+fn partitioned_through_a_join(plan: &Arc<dyn ExecutionPlan>) -> bool {
+    use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
+    use datafusion::physical_plan::sorts::sort_preserving_merge::SortPreservingMergeExec;
+    if is_join(plan.as_ref()) {
+        return true;
+    }
+    if plan.is::<RepartitionExec>()
+        || plan.is::<CoalescePartitionsExec>()
+        || plan.is::<SortPreservingMergeExec>()
+    {
+        return false;
+    }
+    match plan.children().as_slice() {
+        [child] => {
+            child.properties().output_partitioning().partition_count()
+                == plan.properties().output_partitioning().partition_count()
+                && partitioned_through_a_join(child)
+        }
+        _ => false,
+    }
 }
 
 /// Whether the order of `plan`'s rows may come from below a join: a join
