@@ -31,8 +31,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::var("PHASE").as_deref() == Ok("decode") {
         let mut s = CountingSink::default();
         let t = Instant::now();
-        let reader = xprof_sql::convert::reader::detect(&src.path, &bytes)?;
-        xprof_sql::convert::reader::convert(reader, &bytes, &src, &opts, &mut s)?;
+        let reader = xprof_sql::convert::registry::detect(&src.path, &bytes)?;
+        xprof_sql::convert::registry::convert(reader, &bytes, &src, &opts, &mut s)?;
         println!(
             "decode only (pages released): {:.3} s, {} rows",
             t.elapsed().as_secs_f64(),

@@ -585,7 +585,7 @@ fn run_reader(reader: Reader, bytes: &[u8], scratch: &Path) -> String {
             };
             let mut sink = MemorySink::default();
             shape(
-                xprof_sql::convert::batch::convert_file(&file, 0, &options, &mut sink)
+                xprof_sql::convert::many::convert_file(&file, 0, &options, &mut sink)
                     .map(|s| format!("ok planes={} warnings={}", s.planes, s.warnings.len())),
             )
         }
@@ -631,7 +631,7 @@ fn run_reader(reader: Reader, bytes: &[u8], scratch: &Path) -> String {
                 };
                 let mut sink = MemorySink::default();
                 out.push(shape(
-                    xprof_sql::convert::batch::convert_file(&file, 0, &options, &mut sink)
+                    xprof_sql::convert::many::convert_file(&file, 0, &options, &mut sink)
                         .map(|s| format!("ok warnings={}", s.warnings.len())),
                 ));
             }
@@ -659,7 +659,7 @@ fn run_reader(reader: Reader, bytes: &[u8], scratch: &Path) -> String {
             for file in &files {
                 let mut sink = MemorySink::default();
                 out.push(shape(
-                    xprof_sql::convert::batch::convert_file(file, 0, &options, &mut sink)
+                    xprof_sql::convert::many::convert_file(file, 0, &options, &mut sink)
                         .map(|s| format!("ok warnings={}", s.warnings.len())),
                 ));
             }
@@ -675,7 +675,7 @@ fn run_reader(reader: Reader, bytes: &[u8], scratch: &Path) -> String {
             };
             let mut sink = MemorySink::default();
             shape(
-                xprof_sql::convert::batch::convert_file(&file, 0, &options, &mut sink)
+                xprof_sql::convert::many::convert_file(&file, 0, &options, &mut sink)
                     .map(|s| format!("ok planes={}", s.planes)),
             )
         }

@@ -31,7 +31,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyCapsuleMethods};
 use tokio::runtime::Runtime;
 use xprof_sql::convert::ConvertError;
-use xprof_sql::convert::batch::{self, ConvertSettings, Layout};
+use xprof_sql::convert::many::{self, ConvertSettings, Layout};
 use xprof_sql::convert::reader::Progress;
 use xprof_sql::format::dataset::{PartitionKey, WriteOptions};
 use xprof_sql::format::{FormatError, Table};
@@ -660,7 +660,7 @@ fn convert(
         format: None,
     };
     let converted = py.detach(|| {
-        batch::convert_inputs(&inputs, &out, &settings, |files| {
+        many::convert_inputs(&inputs, &out, &settings, |files| {
             progress.map(|callback| progress_callback(callback, files.len()))
         })
     });

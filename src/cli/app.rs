@@ -24,7 +24,7 @@ enum Command {
     /// Run SQL over profiles; without -e/-f, an interactive shell.
     Query(super::query::QueryArgs),
     /// Interactive SQL shell over profiles.
-    Shell(super::query::ShellArgs),
+    Shell(super::shell::ShellArgs),
     /// Convert profiles to a Parquet dataset (one folder per table).
     Convert(super::convert::ConvertArgs),
     /// Compare two runs or traces, every op: what got slower.
@@ -48,7 +48,7 @@ enum Command {
     Report(super::report::ReportArgs),
     /// Write the events a query selects as a timeline for ui.perfetto.dev
     /// or chrome://tracing (the query's rows need trace_id and event_id).
-    Export(super::report::ExportArgs),
+    Export(super::export::ExportArgs),
     /// Run an Apache Ballista scheduler or executor that runs this
     /// project's SQL (`query --cluster`; docs/cluster.md).
     Cluster {
@@ -56,7 +56,7 @@ enum Command {
         role: super::cluster::ClusterRole,
     },
     /// Planes, lines, event counts and stat names of an XSpace file.
-    Inspect(super::convert::InspectArgs),
+    Inspect(super::inspect::InspectArgs),
     /// The tables and columns, with their meaning.
     Schema(super::schema::SchemaArgs),
 }
@@ -108,13 +108,13 @@ async fn run(cli: Cli) -> AnyResult<i32> {
     let done = match cli.command {
         Command::Check(args) => return super::check::check(args).await,
         Command::Query(args) => super::query::query(args).await,
-        Command::Shell(args) => super::query::shell(args).await,
+        Command::Shell(args) => super::shell::shell(args).await,
         Command::Convert(args) => super::convert::convert(args),
         Command::Diff(args) => super::diff::diff(args).await,
         Command::Report(args) => super::report::report(args).await,
-        Command::Export(args) => super::report::export(args).await,
+        Command::Export(args) => super::export::export(args).await,
         Command::Cluster { role } => super::cluster::cluster(role).await,
-        Command::Inspect(args) => super::convert::inspect(args),
+        Command::Inspect(args) => super::inspect::inspect(args),
         Command::Schema(args) => super::schema::schema(args),
     };
     done.map(|()| 0)

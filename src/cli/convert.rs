@@ -1,16 +1,15 @@
-//! `xprof-sql convert` (profiles to a Parquet dataset or warehouse, with
-//! progress bars and a summary on standard error) and `xprof-sql inspect`
-//! (what an XSpace file holds).
+//! `xprof-sql convert`: profiles to a Parquet dataset or warehouse, with
+//! progress bars and a summary on standard error.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::convert::batch::{self, ConvertSettings, Layout};
+use crate::convert::many::{self, ConvertSettings, Layout};
 use crate::format::dataset::{PartitionKey, WriteOptions};
 
 use crate::cli::progress::ConvertProgress;
-use crate::cli::{AnyResult, outln, peak_memory_note};
+use crate::cli::{AnyResult, peak_memory_note};
 
 /// `convert`'s arguments.
 #[derive(clap::Args)]
@@ -49,16 +48,6 @@ pub struct ConvertArgs {
     /// name: xspace, chrome_trace, mosaic_gpu, proton_tree, llo_dump).
     #[arg(long, value_name = "FORMAT", value_parser = crate::cli::parse_input_format)]
     input_format: Option<crate::cli::InputFormat>,
-}
-
-/// `inspect`'s arguments.
-#[derive(clap::Args)]
-pub struct InspectArgs {
-    /// An `.xplane.pb` file (optionally `.gz`).
-    input: PathBuf,
-    /// JSON in the shape of XProf's `list_xplane_lines`.
-    #[arg(long)]
-    json: bool,
 }
 
 /// `--partition-by run,host`: one value holding the keys in order.
@@ -106,7 +95,7 @@ pub fn convert(args: ConvertArgs) -> AnyResult<()> {
     let mut start = Instant::now();
     let mut total = 0u64;
     let mut bars: Option<std::sync::Arc<ConvertProgress>> = None;
-    let converted = batch::convert_inputs(&inputs, &output, &settings, |files| {
+    let converted = many::convert_inputs(&inputs, &output, &settings, |files| {
         start = Instant::now();
         total = files
             .iter()
@@ -160,77 +149,4 @@ pub fn convert(args: ConvertArgs) -> AnyResult<()> {
         );
     }
     Ok(())
-}
-
-/// `inspect`: the planes and lines of an XSpace file, as text or JSON.
-pub fn inspect(args: InspectArgs) -> AnyResult<()> {
-    let InspectArgs { input, json } = args;
-    let input: &Path = &input;
-    let bytes = crate::convert::input::open(input)?;
-    let reader = crate::convert::reader::detect(input, &bytes)?;
-    let planes = reader.inspect(&bytes)?;
-    if json {
-        let planes_json: Vec<String> = planes
-            .iter()
-            .map(|p| {
-                let lines: Vec<String> = p
-                    .lines
-                    .iter()
-                    .map(|l| {
-                        format!(
-                            "{{\"name\": {}, \"event_count\": {}}}",
-                            json_str(&l.name),
-                            l.event_count
-                        )
-                    })
-                    .collect();
-                format!(
-                    "{{\"name\": {}, \"lines\": [{}], \"total_events\": {}}}",
-                    json_str(&p.name),
-                    lines.join(", "),
-                    p.total_events
-                )
-            })
-            .collect();
-        outln!(
-            "{{\"format\": {}, \"planes\": [{}]}}",
-            json_str(reader.name()),
-            planes_json.join(", ")
-        );
-        return Ok(());
-    }
-    outln!(
-        "{} ({}, {} planes)",
-        input.display(),
-        reader.name(),
-        planes.len()
-    );
-    for p in &planes {
-        outln!(
-            "plane {:?} (id {}): {} lines, {} events, {} event metadata, {} plane stats",
-            p.name,
-            p.id,
-            p.lines.len(),
-            p.total_events,
-            p.event_metadata,
-            p.plane_stats
-        );
-        for l in &p.lines {
-            outln!(
-                "  line {:?} (id {}): {} events",
-                l.name,
-                l.id,
-                l.event_count
-            );
-        }
-        if !p.stat_names.is_empty() {
-            outln!("  stats: {}", p.stat_names.join(", "));
-        }
-    }
-    Ok(())
-}
-
-/// A JSON string literal (the exporter's escaping).
-fn json_str(s: &str) -> String {
-    crate::query::export::chrome::json_string(s)
 }

@@ -4,12 +4,12 @@
 //! written to stdout, a file or the shell's `.output`; the peak-memory
 //! note of `--timer`).
 //!
-//! - [`query`]: `query` and `shell`, and opening a session (`--schema`,
-//!   `--cluster`);
-//! - [`convert`]: `convert` and `inspect`;
-//! - [`diff`], [`check`], [`schema`], [`cluster`]: the subcommands of
+//! - [`query`]: `query`, and opening a session (`--schema`, `--cluster`)
+//!   for the others;
+//! - [`shell`], [`convert`], [`inspect`], [`diff`], [`check`],
+//!   [`schema`], [`cluster`], [`report`], [`export`]: the subcommands of
 //!   those names;
-//! - [`report`]: `report` and `export`;
+//! - [`app`]: parsing and dispatch (`run_cli`);
 //! - [`progress`]: the conversion's progress bars.
 
 use std::io::Write;
@@ -26,10 +26,13 @@ pub mod check;
 pub mod cluster;
 pub mod convert;
 pub mod diff;
+pub mod export;
+pub mod inspect;
 pub mod progress;
 pub mod query;
 pub mod report;
 pub mod schema;
+pub mod shell;
 
 /// What the subcommands return: any error, printed by `main`.
 pub type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
@@ -82,8 +85,8 @@ pub type InputFormat = &'static dyn crate::convert::reader::ProfileReader;
 
 /// `--input-format NAME`: a reader of this build, by its name.
 pub(crate) fn parse_input_format(s: &str) -> Result<InputFormat, String> {
-    crate::convert::reader::reader_named(s).ok_or_else(|| {
-        let names: Vec<&str> = crate::convert::reader::READERS
+    crate::convert::registry::reader_named(s).ok_or_else(|| {
+        let names: Vec<&str> = crate::convert::registry::READERS
             .iter()
             .map(|r| r.name())
             .collect();

@@ -1,8 +1,7 @@
-//! `xprof-sql query` and `xprof-sql shell`: SQL over profiles, and the
-//! session it runs in: the inputs opened (raw ones converted, with
+//! `xprof-sql query`: SQL over profiles, and the session it runs in
+//! (also used by `shell`, `diff`, `report` and `export`): the inputs opened (raw ones converted, with
 //! progress bars at a terminal), the limits, and where the queries run and
-//! which tables their names mean (`--schema`, `--cluster`), also used by
-//! `diff`, `report` and `export`.
+//! which tables their names mean (`--schema`, `--cluster`).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -39,21 +38,6 @@ pub struct QueryArgs {
     /// run the SQL, and the process's peak memory (resident set).
     #[arg(long)]
     timer: bool,
-    #[command(flatten)]
-    limits: Limits,
-    #[command(flatten)]
-    session: SessionArgs,
-}
-
-/// `shell`'s arguments.
-#[derive(clap::Args)]
-pub struct ShellArgs {
-    /// Profile files, run folders, log folders or converted datasets.
-    #[arg(required = true)]
-    inputs: Vec<PathBuf>,
-    /// Run to open in a log folder (default: the latest).
-    #[arg(long)]
-    run: Option<String>,
     #[command(flatten)]
     limits: Limits,
     #[command(flatten)]
@@ -127,18 +111,6 @@ pub async fn query(args: QueryArgs) -> AnyResult<()> {
         );
     }
     result
-}
-
-/// `shell`: the interactive shell over the inputs.
-pub async fn shell(args: ShellArgs) -> AnyResult<()> {
-    let ShellArgs {
-        inputs,
-        run,
-        limits,
-        session,
-    } = args;
-    let session = open(&inputs, run, &limits, &session).await?;
-    crate::shell::run(session, limits.read_only).await
 }
 
 /// A session under `limits` and `settings` with `inputs` open (`run`: the

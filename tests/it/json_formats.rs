@@ -19,7 +19,8 @@ use std::path::Path;
 use common::*;
 use serde_json::Value;
 use xprof_sql::convert::error::ConvertError;
-use xprof_sql::convert::reader::{self, ConvertOptions, Summary, TraceSource};
+use xprof_sql::convert::reader::{ConvertOptions, Summary, TraceSource};
+use xprof_sql::convert::registry;
 use xprof_sql::convert::sink::MemorySink;
 use xprof_sql::format::Table;
 
@@ -31,7 +32,7 @@ const REAL: [&str; 3] = [
 
 fn convert_path(path: &Path) -> Result<(MemorySink, Summary), ConvertError> {
     let input = xprof_sql::convert::input::open(path)?;
-    let r = reader::detect(path, &input)?;
+    let r = registry::detect(path, &input)?;
     assert_eq!(r.name(), "chrome_trace", "{}", path.display());
     let source = TraceSource {
         trace_id: 0,
@@ -40,7 +41,7 @@ fn convert_path(path: &Path) -> Result<(MemorySink, Summary), ConvertError> {
         host: "test".into(),
     };
     let mut sink = MemorySink::default();
-    let summary = reader::convert(r, &input, &source, &ConvertOptions::default(), &mut sink)?;
+    let summary = registry::convert(r, &input, &source, &ConvertOptions::default(), &mut sink)?;
     Ok((sink, summary))
 }
 
@@ -493,7 +494,7 @@ fn hostile_json_is_an_error_or_a_warning_never_a_panic() {
     let path = dir.path().join("other.json");
     std::fs::write(&path, br#"{"frames": [{"name": "ROOT"}]}"#).unwrap();
     let input = xprof_sql::convert::input::open(&path).unwrap();
-    let err = match reader::detect(&path, &input) {
+    let err = match registry::detect(&path, &input) {
         Ok(r) => panic!("detected as {}", r.name()),
         Err(e) => e.to_string(),
     };
@@ -668,7 +669,7 @@ fn proton_tree_nodes_and_device_are_the_json() {
     let mut want = Vec::new();
     walk_tree(&json[0], 0, &mut want);
     let input = xprof_sql::convert::input::open(&path).unwrap();
-    let r = reader::detect(&path, &input).unwrap_or_else(|e| panic!("{e}"));
+    let r = registry::detect(&path, &input).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(r.name(), "proton_tree");
     let rows = tokio_run(query_rows(
         &[&path],
@@ -826,7 +827,7 @@ fn proton_tree_metrics_map_as_documented() {
     );
     std::fs::write(&path, deep).unwrap();
     let input = xprof_sql::convert::input::open(&path).unwrap();
-    let r = reader::detect(&path, &input).unwrap_or_else(|e| panic!("{e}"));
+    let r = registry::detect(&path, &input).unwrap_or_else(|e| panic!("{e}"));
     let mut sink = MemorySink::default();
     let source = TraceSource {
         trace_id: 0,
@@ -834,14 +835,14 @@ fn proton_tree_metrics_map_as_documented() {
         run: None,
         host: "t".into(),
     };
-    let err = reader::convert(r, &input, &source, &ConvertOptions::default(), &mut sink)
+    let err = registry::convert(r, &input, &source, &ConvertOptions::default(), &mut sink)
         .expect_err("too deep")
         .to_string();
     assert!(err.contains("deeper than 512"), "{err}");
     assert!(sink.tables.is_empty());
     std::fs::write(&path, r#"[{"frame": 3}]"#).unwrap();
     let input = xprof_sql::convert::input::open(&path).unwrap();
-    let err = reader::convert(
+    let err = registry::convert(
         r,
         &input,
         &source,
@@ -1075,7 +1076,10 @@ fn proton_tree_msgpack_is_the_same_tree_as_the_json() {
     let mp_path = fixture("gpu/proton_tree.hatchet_msgpack");
     for path in [&json_path, &mp_path] {
         let input = xprof_sql::convert::input::open(path).unwrap();
-        assert_eq!(reader::detect(path, &input).unwrap().name(), "proton_tree");
+        assert_eq!(
+            registry::detect(path, &input).unwrap().name(),
+            "proton_tree"
+        );
     }
     // The real capture has no metrics beyond the promoted ones; the
     // project-written TREE has every kind, packed here by `to_msgpack`.
@@ -1105,7 +1109,7 @@ fn proton_tree_msgpack_is_the_same_tree_as_the_json() {
     std::fs::copy(&mp_path, &renamed).unwrap();
     let input = xprof_sql::convert::input::open(&renamed).unwrap();
     assert_eq!(
-        reader::detect(&renamed, &input).unwrap().name(),
+        registry::detect(&renamed, &input).unwrap().name(),
         "proton_tree"
     );
     // Cut short: an error at an offset within the file, naming the format.
@@ -1113,9 +1117,9 @@ fn proton_tree_msgpack_is_the_same_tree_as_the_json() {
     let cut = dir.path().join("cut.hatchet_msgpack");
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
     let input = xprof_sql::convert::input::open(&cut).unwrap();
-    let r = reader::detect(&cut, &input).unwrap();
+    let r = registry::detect(&cut, &input).unwrap();
     let mut sink = MemorySink::default();
-    let err = reader::convert(
+    let err = registry::convert(
         r,
         &input,
         &TraceSource {
@@ -1236,7 +1240,7 @@ fn mosaic_gpu_scopes_are_the_generators() {
     std::fs::copy(&path, &renamed).unwrap();
     let input = xprof_sql::convert::input::open(&renamed).unwrap();
     assert_eq!(
-        reader::detect(&renamed, &input).unwrap().name(),
+        registry::detect(&renamed, &input).unwrap().name(),
         "mosaic_gpu"
     );
     let devs = tokio_run(query_rows(
@@ -1355,7 +1359,7 @@ fn small_devices_share_batches_within_the_batch_size() {
     )
     .unwrap();
     let input = xprof_sql::convert::input::open(&path).unwrap();
-    let r = reader::detect(&path, &input).unwrap();
+    let r = registry::detect(&path, &input).unwrap();
     let source = TraceSource {
         trace_id: 0,
         path: path.clone(),
@@ -1368,7 +1372,7 @@ fn small_devices_share_batches_within_the_batch_size() {
             batch_rows,
             ..ConvertOptions::default()
         };
-        reader::convert(r, &input, &source, &options, &mut sink).unwrap();
+        registry::convert(r, &input, &source, &options, &mut sink).unwrap();
         for t in [
             Table::Events,
             Table::Devices,

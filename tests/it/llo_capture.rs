@@ -1031,7 +1031,7 @@ fn a_bad_dump_file_names_its_line_and_offset() {
     )
     .unwrap();
     let input = xprof_sql::convert::input::open(&path).unwrap();
-    let reader = xprof_sql::convert::reader::detect(&path, &input).unwrap();
+    let reader = xprof_sql::convert::registry::detect(&path, &input).unwrap();
     assert_eq!(reader.name(), "llo_dump");
     let mut sink = xprof_sql::convert::sink::MemorySink::default();
     let src = xprof_sql::convert::reader::TraceSource {
@@ -1041,7 +1041,7 @@ fn a_bad_dump_file_names_its_line_and_offset() {
         host: "dump".into(),
     };
     let e =
-        xprof_sql::convert::reader::convert(reader, &input, &src, &Default::default(), &mut sink)
+        xprof_sql::convert::registry::convert(reader, &input, &src, &Default::default(), &mut sink)
             .unwrap_err()
             .to_string();
     assert!(
@@ -1056,7 +1056,7 @@ fn a_bad_dump_file_names_its_line_and_offset() {
 fn inspect_lists_stat_names_not_referenced_strings() {
     let path = fixture(FIXTURE);
     let input = xprof_sql::convert::input::open(&path).unwrap();
-    let reader = xprof_sql::convert::reader::detect(&path, &input).unwrap();
+    let reader = xprof_sql::convert::registry::detect(&path, &input).unwrap();
     let planes = reader.inspect(&input).unwrap();
     let tpu = planes.iter().find(|p| p.name == "/device:TPU:0").unwrap();
     for name in [

@@ -46,8 +46,6 @@ pub mod sink;
 // The paths callers used before the readers, the codecs and the
 // conversion of many files had their own folders and names.
 pub use codec::{json, msgpack};
-/// [`many`] at the path callers used before it was named for what it does.
-pub use many as batch;
 pub use readers::chrome::{self, mosaic_gpu};
 pub use readers::xspace::{self, llo_proto};
 pub use readers::{llo_dump, proton_tree};

@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use xprof_format::FormatError;
 use xprof_format::dataset::{self, PartitionKey, WriteOptions};
 
+use crate::conversion::{ConvertOptions, Progress, Summary, TraceSource};
 use crate::error::{ConvertError, Result};
 use crate::input::{self, ProfileFile};
-use crate::reader::{self, ConvertOptions, Progress, Summary, TraceSource};
+use crate::registry;
 use crate::sink::{MemorySink, ParquetSink, TableSink};
 
 /// Converts one file into `sink` as trace `trace_id`, with the reader of
@@ -22,11 +23,11 @@ pub fn convert_file(
 ) -> Result<Summary> {
     let bytes = input::open(&file.path)?;
     let reader = match options.format {
-        Some(name) => reader::reader_named(name).ok_or_else(|| ConvertError::UnknownFormat {
+        Some(name) => registry::reader_named(name).ok_or_else(|| ConvertError::UnknownFormat {
             path: file.path.clone(),
             why: format!("no reader is named {name:?}"),
         })?,
-        None => reader::detect(&file.path, &bytes)?,
+        None => registry::detect(&file.path, &bytes)?,
     };
     let source = TraceSource {
         trace_id,
@@ -34,7 +35,7 @@ pub fn convert_file(
         run: file.run.clone(),
         host: file.host.clone(),
     };
-    let summary = reader::convert(reader, &bytes, &source, options, sink)?;
+    let summary = registry::convert(reader, &bytes, &source, options, sink)?;
     if let Some(progress) = &options.progress {
         let total = bytes.len() as u64;
         progress(Progress {

@@ -17,9 +17,6 @@ use crate::error::Result;
 use crate::input::InputBytes;
 
 pub use crate::conversion::{ConvertOptions, Progress, Summary, TraceSource};
-/// The registry's items at the path callers used before it had its own
-/// module ([`crate::registry`]).
-pub use crate::registry::{READERS, convert, detect, reader_named};
 
 /// One track of a device, as `inspect` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]

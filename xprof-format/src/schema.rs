@@ -395,7 +395,7 @@ pub static TRACES: TableDef = TableDef {
             "source_format",
             Utf8,
             false,
-            "Input format, the name of the reader that converted it (`xprof_sql::convert::reader::READERS`): `xspace`, `chrome_trace` (Chrome Trace Event JSON: PyTorch Kineto, JAX `*.trace.json.gz`, Proton's kernel timeline and intra-kernel traces), `mosaic_gpu` (Mosaic GPU profiler traces), `proton_tree` (Proton tree profiles, JSON or MessagePack) or `llo_dump` (one file of the TPU LLO compiler's dump folder; `start_unix_ns` is its file name's time stamp).",
+            "Input format, the name of the reader that converted it (`xprof_sql::convert::registry::READERS`): `xspace`, `chrome_trace` (Chrome Trace Event JSON: PyTorch Kineto, JAX `*.trace.json.gz`, Proton's kernel timeline and intra-kernel traces), `mosaic_gpu` (Mosaic GPU profiler traces), `proton_tree` (Proton tree profiles, JSON or MessagePack) or `llo_dump` (one file of the TPU LLO compiler's dump folder; `start_unix_ns` is its file name's time stamp).",
         ),
         col(
             "source_path",

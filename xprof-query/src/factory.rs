@@ -31,7 +31,7 @@ use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
 use datafusion::error::DataFusionError;
 use datafusion::logical_expr::CreateExternalTable;
 use datafusion::prelude::SessionContext;
-use xprof_convert::reader::READERS;
+use xprof_convert::registry::READERS;
 use xprof_format::Table;
 
 use crate::error::{QueryError, Result};
@@ -93,7 +93,7 @@ impl ProfileTableFactory {
             let head =
                 xprof_convert::input::read_head(location, xprof_convert::registry::SNIFF_BYTES)?;
             // A file detection cannot place is read as the format named.
-            let Ok(found) = xprof_convert::reader::detect(location, &head) else {
+            let Ok(found) = xprof_convert::registry::detect(location, &head) else {
                 return Ok(());
             };
             let found = found.name();

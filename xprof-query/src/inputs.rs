@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use xprof_convert::batch::{self, Converted};
 use xprof_convert::input;
+use xprof_convert::many::{self, Converted};
 use xprof_convert::reader::ConvertOptions;
 use xprof_format::Table;
 use xprof_format::dataset::{self, WriteOptions};
@@ -48,7 +48,7 @@ impl Default for OpenOptions {
     fn default() -> Self {
         Self {
             run: None,
-            threads: batch::default_threads(),
+            threads: many::default_threads(),
             in_memory_limit_bytes: DEFAULT_IN_MEMORY_LIMIT,
             convert: ConvertOptions::default(),
         }
@@ -113,7 +113,7 @@ impl Inputs {
         if total > options.in_memory_limit_bytes {
             let tmp = tempfile::tempdir()
                 .map_err(|e| QueryError::Inputs(format!("temporary folder: {e}")))?;
-            let converted = batch::convert_to_dataset(
+            let converted = many::convert_to_dataset(
                 &files,
                 tmp.path(),
                 &options.convert,
@@ -143,7 +143,7 @@ impl Inputs {
                 .extend(converted.into_iter().map(Opened::Converted));
         } else {
             let (sink, converted) =
-                batch::convert_to_memory(&files, first, &options.convert, options.threads)?;
+                many::convert_to_memory(&files, first, &options.convert, options.threads)?;
             self.used_trace_ids
                 .extend(converted.iter().map(|c| c.trace_id));
             for (t, batches) in sink.tables {

@@ -128,7 +128,7 @@ pub fn i64s(batch: &RecordBatch, name: &str) -> Vec<Option<i64>> {
 /// trace per file; returns the folder and what was written.
 pub fn dataset_of(
     inputs: &[PathBuf],
-) -> (tempfile::TempDir, Vec<xprof_sql::convert::batch::Converted>) {
+) -> (tempfile::TempDir, Vec<xprof_sql::convert::many::Converted>) {
     dataset_with(inputs, &Default::default())
 }
 
@@ -145,13 +145,13 @@ pub fn small_row_group_dataset_of(inputs: &[PathBuf]) -> tempfile::TempDir {
 fn dataset_with(
     inputs: &[PathBuf],
     write: &xprof_sql::format::dataset::WriteOptions,
-) -> (tempfile::TempDir, Vec<xprof_sql::convert::batch::Converted>) {
+) -> (tempfile::TempDir, Vec<xprof_sql::convert::many::Converted>) {
     let dir = tempfile::tempdir().unwrap();
     let files: Vec<_> = inputs
         .iter()
         .flat_map(|p| xprof_sql::convert::input::discover(p, None).unwrap())
         .collect();
-    let written = xprof_sql::convert::batch::convert_to_dataset(
+    let written = xprof_sql::convert::many::convert_to_dataset(
         &files,
         dir.path(),
         &Default::default(),
