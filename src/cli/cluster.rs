@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::cli::{AnyResult, outln, parse_size};
+use crate::cli::{AnyResult, parse_size};
 
 /// `xprof-sql cluster` roles.
 #[derive(clap::Subcommand)]
@@ -118,18 +118,25 @@ pub async fn cluster(role: ClusterRole) -> AnyResult<()> {
                 None
             };
             // The first line is the address, for scripts and tests that
-            // bind port 0.
-            outln!(
-                "xprof-sql cluster scheduler listening on {}",
+            // bind port 0. The banner is one write, and a closed stdout
+            // does not stop the service: a script that read the first line
+            // and closed the pipe before the second was written made the
+            // scheduler exit on the broken pipe.
+            let mut banner = format!(
+                "xprof-sql cluster scheduler listening on {}\n",
                 scheduler.addr()
             );
             if let Some(path) = &kept {
-                outln!(
-                    "cluster token generated in {} (read by executors and clients of this user on this machine)",
+                banner.push_str(&format!(
+                    "cluster token generated in {} (read by executors and clients of this user on this machine)\n",
                     path.display()
-                );
+                ));
             }
-            std::io::stdout().flush()?;
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout
+                .write_all(banner.as_bytes())
+                .and_then(|()| stdout.flush());
+            drop(stdout);
             let served = tokio::select! {
                 served = scheduler.serve() => served,
                 _ = tokio::signal::ctrl_c() => {
@@ -163,8 +170,14 @@ pub async fn cluster(role: ClusterRole) -> AnyResult<()> {
             // Refused before the banner: a service that will not start
             // says so first.
             cluster::check_bind("an executor", bind, token.as_ref())?;
-            outln!("xprof-sql cluster executor on {bind}, scheduler {host}:{port}");
-            std::io::stdout().flush()?;
+            // As the scheduler's: a closed stdout does not stop it.
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(
+                stdout,
+                "xprof-sql cluster executor on {bind}, scheduler {host}:{port}"
+            )
+            .and_then(|()| stdout.flush());
+            drop(stdout);
             // Ballista's executor stops by itself on Ctrl-C and SIGTERM.
             cluster::run_executor(&cluster::ExecutorOptions {
                 scheduler_host: host,

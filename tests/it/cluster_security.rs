@@ -609,3 +609,70 @@ fn a_loopback_scheduler_given_no_secret_generates_one_that_only_its_user_reads()
         std::thread::sleep(Duration::from_millis(500));
     }
 }
+
+#[test]
+fn a_scheduler_whose_stdout_is_closed_keeps_serving() {
+    // A script that reads the address line and closes the pipe: the
+    // banner's write fails (EPIPE), and the scheduler exited on it, which
+    // left `cluster::a_cluster_of_processes…` without a scheduler now and
+    // then (its banner has a second line, the token's path).
+    let d = data();
+    let mine = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_xprof-sql"))
+        .args(["cluster", "scheduler", "--bind"])
+        .arg(format!("127.0.0.1:{}", free_port()))
+        .env_remove(cluster::TOKEN_ENV)
+        .env("XDG_RUNTIME_DIR", mine.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let tokens = mine.path().join("xprof-sql");
+    let started = Instant::now();
+    let token = loop {
+        let found = std::fs::read_dir(&tokens)
+            .ok()
+            .and_then(|mut entries| entries.next())
+            .and_then(|e| e.ok())
+            .map(|e| e.path());
+        if let Some(path) = found {
+            break path;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "no token file");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // Well after the banner's write.
+    std::thread::sleep(Duration::from_secs(1));
+    let status = child.try_wait().unwrap();
+    let mut procs = Processes(vec![child]);
+    assert!(status.is_none(), "the scheduler exited: {status:?}");
+    let name = token.file_name().unwrap().to_string_lossy().into_owned();
+    let port = name
+        .trim_start_matches("scheduler-")
+        .trim_end_matches(".token");
+    let scheduler = format!("127.0.0.1:{port}");
+    let executor = executor_command(&scheduler, &d.root, None)
+        .env("XDG_RUNTIME_DIR", mine.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    procs.0.push(executor);
+    let sql = "SELECT sum(dur_ps) AS d FROM events";
+    let started = Instant::now();
+    loop {
+        let mut cmd = query_command(&scheduler, &d.inside, sql, None);
+        cmd.env("XDG_RUNTIME_DIR", mine.path());
+        let out = output_within(cmd.spawn().unwrap(), Duration::from_secs(60), sql);
+        if out.status.success() {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the cluster never answered: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
