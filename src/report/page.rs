@@ -180,3 +180,16 @@ pub(super) fn table(
     );
     html
 }
+
+/// Rows of the top-N tables and bar charts.
+pub(super) const TOP: usize = 15;
+
+/// A device's name, after its trace's id when the report shows several
+/// traces.
+pub(super) fn device_label(several: bool, trace_id: f64, name: &str) -> String {
+    if several {
+        format!("{}: {name}", trace_id as i64)
+    } else {
+        name.to_string()
+    }
+}
