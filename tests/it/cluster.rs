@@ -446,6 +446,27 @@ pub(crate) fn output_within(mut child: Child, limit: Duration, what: &str) -> Ou
     }
 }
 
+/// The first answer of `attempt` (a query run as a process), tried again
+/// every 500 ms while the executors register: a scheduler without one
+/// refuses a query after its executor timeout, and under load executor
+/// processes may take a minute to start. Past 120 s the test fails with
+/// the last attempt's error.
+pub(crate) fn first_answer(mut attempt: impl FnMut() -> Output) -> Output {
+    let started = Instant::now();
+    loop {
+        let out = attempt();
+        if out.status.success() {
+            return out;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the cluster never answered: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
 /// `query` on the cluster at `url` over `wh`, CSV, within [`QUERY_LIMIT`].
 fn cluster_query(url: &str, wh: &Path, sql: &str) -> Output {
     let child = cluster_query_command(url, wh, sql).spawn().unwrap();
@@ -539,20 +560,8 @@ fn a_cluster_of_processes_answers_and_survives_a_killed_executor() {
     // under load two executor processes may take a minute to start.
     let count = "SELECT count(*) AS n, sum(dur_ps) AS dur_ps FROM events";
     let want = local_query(&wh, count);
-    let started = Instant::now();
-    loop {
-        let out = cluster_query(&url, &wh, count);
-        if out.status.success() {
-            assert_eq!(String::from_utf8(out.stdout).unwrap(), want);
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "the cluster never answered: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    let out = first_answer(|| cluster_query(&url, &wh, count));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), want);
     // Each answer in one order (every column), compared as text.
     for sql in ordered_over(
         &wh,

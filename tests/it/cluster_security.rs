@@ -8,7 +8,7 @@
 //! an executor with a wrong token stops and says why, and a query whose
 //! only executor is killed fails with a clear error in bounded time.
 
-use crate::cluster::{Processes, free_port, output_within};
+use crate::cluster::{Processes, first_answer, free_port, output_within};
 use crate::common::*;
 use crate::warehouse::rows_in_order;
 
@@ -479,25 +479,15 @@ fn a_token_cluster_of_processes_refuses_strangers_and_fails_a_query_whose_execut
         !out.status.success() && stderr.contains("cluster token is missing or wrong"),
         "{stderr}"
     );
-    let started = Instant::now();
-    loop {
-        let out = output_within(
+    first_answer(|| {
+        output_within(
             query_command(&scheduler, &d.inside, count, Some(SECRET))
                 .spawn()
                 .unwrap(),
             Duration::from_secs(120),
             count,
-        );
-        if out.status.success() {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "the cluster never answered: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
+        )
+    });
 
     // A query that runs for ever (five copies of the events crossed: some
     // 10^11 rows), its only executor killed under it: the client ends with
@@ -594,20 +584,8 @@ fn a_loopback_scheduler_given_no_secret_generates_one_that_only_its_user_reads()
         .spawn()
         .unwrap();
     procs.0.push(executor);
-    let started = Instant::now();
-    loop {
-        let out = as_user(mine.path());
-        if out.status.success() {
-            assert!(String::from_utf8_lossy(&out.stdout).starts_with("n\n"));
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "the cluster never answered: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    let out = first_answer(|| as_user(mine.path()));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("n\n"));
 }
 
 #[test]
@@ -660,19 +638,9 @@ fn a_scheduler_whose_stdout_is_closed_keeps_serving() {
         .unwrap();
     procs.0.push(executor);
     let sql = "SELECT sum(dur_ps) AS d FROM events";
-    let started = Instant::now();
-    loop {
+    first_answer(|| {
         let mut cmd = query_command(&scheduler, &d.inside, sql, None);
         cmd.env("XDG_RUNTIME_DIR", mine.path());
-        let out = output_within(cmd.spawn().unwrap(), Duration::from_secs(60), sql);
-        if out.status.success() {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "the cluster never answered: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
+        output_within(cmd.spawn().unwrap(), Duration::from_secs(60), sql)
+    });
 }

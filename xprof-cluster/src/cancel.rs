@@ -30,6 +30,7 @@ use tokio::sync::watch;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::auth::{ClusterToken, endpoint};
+use crate::config::on_own_runtime;
 
 /// How often the scheduler is asked about the jobs with running tasks.
 const LOOK_EVERY: Duration = Duration::from_secs(1);
@@ -77,20 +78,9 @@ impl JobWatch {
         // have every worker inside a long poll of a task's operators.
         self.started.call_once(|| {
             let (watch, scheduler) = (Arc::downgrade(self), self.scheduler.clone());
-            let _ = std::thread::Builder::new()
-                .name("xprof-job-watch".into())
-                .spawn(move || {
-                    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                    else {
-                        return;
-                    };
-                    runtime.block_on(async move {
-                        let channel = scheduler.connect_lazy();
-                        ask_scheduler(watch, channel).await;
-                    });
-                });
+            on_own_runtime("xprof-job-watch", async move {
+                ask_scheduler(watch, scheduler.connect_lazy()).await;
+            });
         });
         let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         let (count, flag) = jobs

@@ -60,3 +60,24 @@ pub(crate) fn cluster_config(token: Option<&ClusterToken>) -> SessionConfig {
 pub(crate) fn config_producer(token: Option<ClusterToken>) -> ballista_core::ConfigProducer {
     Arc::new(move || cluster_config(token.as_ref()))
 }
+
+/// Runs `work` on a thread of its own, on a current-thread Tokio runtime:
+/// for work that must neither wait on the caller's runtime (a drop, a
+/// runtime shutting down) nor starve behind it (workers inside long polls
+/// of a task's operators). `None` when no thread or runtime could start.
+pub(crate) fn on_own_runtime<F>(name: &str, work: F) -> Option<std::thread::JoinHandle<()>>
+where
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(move || {
+            if let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                runtime.block_on(work);
+            }
+        })
+        .ok()
+}

@@ -36,6 +36,8 @@ use datafusion_proto::protobuf::PhysicalPlanNode;
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use tonic::transport::Endpoint;
 
+use crate::config::on_own_runtime;
+
 /// How often the job's status is asked for while it runs.
 const STATUS_EVERY: Duration = Duration::from_millis(50);
 
@@ -241,28 +243,20 @@ impl Drop for JobGuard {
         // own; a process about to end waits for it with
         // [`wait_for_cancellations`].
         let (job_id, endpoint) = (std::mem::take(&mut self.job_id), self.endpoint.clone());
-        let cancel = std::thread::spawn(move || {
-            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
-            runtime.block_on(async move {
-                let _ = tokio::time::timeout(CANCEL_WITHIN, async {
-                    let channel = endpoint.connect().await.ok()?;
-                    SchedulerGrpcClient::new(channel)
-                        .cancel_job(CancelJobParams { job_id })
-                        .await
-                        .ok()
-                })
-                .await;
-            });
+        let cancel = on_own_runtime("xprof-job-cancel", async move {
+            let _ = tokio::time::timeout(CANCEL_WITHIN, async {
+                let channel = endpoint.connect().await.ok()?;
+                SchedulerGrpcClient::new(channel)
+                    .cancel_job(CancelJobParams { job_id })
+                    .await
+                    .ok()
+            })
+            .await;
         });
         CANCELLING
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(cancel);
+            .extend(cancel);
     }
 }
 

@@ -279,16 +279,9 @@ fn sort_above_joins(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPla
 fn yield_after_joins(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
     use datafusion::common::tree_node::{Transformed, TreeNode as _};
     use datafusion::physical_plan::coop::CooperativeExec;
-    use datafusion::physical_plan::joins::{
-        CrossJoinExec, HashJoinExec, NestedLoopJoinExec, SortMergeJoinExec,
-    };
     Ok(plan
         .transform_up(|node| {
-            let join = node.is::<HashJoinExec>()
-                || node.is::<CrossJoinExec>()
-                || node.is::<NestedLoopJoinExec>()
-                || node.is::<SortMergeJoinExec>();
-            Ok(if join {
+            Ok(if is_join(node.as_ref()) {
                 Transformed::yes(Arc::new(CooperativeExec::new(node)) as Arc<dyn ExecutionPlan>)
             } else {
                 Transformed::no(node)
