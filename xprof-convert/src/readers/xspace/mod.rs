@@ -25,6 +25,7 @@ pub mod hlo;
 mod inspect;
 pub mod llo_proto;
 pub(crate) mod meta;
+mod plane_tables;
 pub(crate) mod scan;
 
 use std::path::Path;

@@ -16,10 +16,13 @@
 //! decode too.
 //!
 //! `fields.rs` keeps a message's fields undecoded, `module.rs` decodes the
-//! module and its instructions, `text.rs` writes what XProf prints.
+//! module and its instructions, `text.rs` writes what XProf prints, and
+//! `rows.rs` makes the `hlo_instructions` rows.
 
 mod fields;
 mod module;
+mod rows;
 mod text;
 
 pub use module::{ComputationRole, HloComputation, HloDecodeError, HloInstruction, HloModule};
+pub(crate) use rows::hlo_instruction_rows;

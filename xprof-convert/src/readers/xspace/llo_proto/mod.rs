@@ -14,7 +14,8 @@
 //! `program.rs` decodes; `opcodes.rs` is XProf's opcode table; the rest of
 //! XProf's static analysis is one file per mode: `registers.rs`
 //! (`register_pressure`), `bdi_stalls.rs`, `bundle_sources.rs`
-//! (`source_for_bundle`) and `target.rs` (`target_info`).
+//! (`source_for_bundle`) and `target.rs` (`target_info`). `rows.rs` makes
+//! the `llo_*` rows of a decoded program.
 
 mod bdi_stalls;
 mod bundle_sources;
@@ -23,6 +24,7 @@ mod opcodes;
 mod program;
 mod raw_instruction;
 mod registers;
+mod rows;
 mod target;
 
 pub use bdi_stalls::BdiStall;
@@ -32,4 +34,5 @@ pub use program::{
     opcode_info,
 };
 pub use registers::{BundlePressure, LiveRange};
+pub(crate) use rows::llo_program_rows;
 pub use target::TargetInfo;
