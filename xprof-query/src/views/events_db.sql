@@ -155,6 +155,8 @@ step_roots AS (
   SELECT trace_id, step_root_event_id AS event_id, max(step_name) AS step_name
   FROM event_steps GROUP BY trace_id, step_root_event_id
 ),
+-- @shared-ctes-end: the native view (views/events_db/) runs each of its
+-- inputs as the CTEs above this line and a SELECT of its own.
 rows AS (
 SELECT
   CASE b.parser WHEN 'host' THEN 'cpu:0'
