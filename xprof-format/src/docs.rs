@@ -12,7 +12,7 @@ pub fn markdown() -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Tables (schema v{SCHEMA_VERSION})\n");
     out.push_str(
-        "Generated from `xprof-format/src/schema.rs` (`xprof-sql schema --markdown`); do not edit by hand.\n\n\
+        "Generated from `xprof-format/src/schema/` (`xprof-sql schema --markdown`); do not edit by hand.\n\n\
          Times are Int64 picoseconds (`_ps`) from the trace start unless the name says otherwise. \
          Every table starts with `trace_id`; `(trace_id, <table>_id)` is unique across a dataset. \
          In a Parquet dataset each table is a folder (`DIR/<table>/*.parquet`).\n\n",

@@ -1,11 +1,13 @@
 //! `xprof-format` owns the normalized model of xprof-sql: the Arrow schema
-//! of every table and its documentation ([`schema`]), the batch builders
+//! of every table, its documentation and its typed row ([`schema`], one
+//! declaration per table), the batch builders
 //! converters write rows into ([`builders`]), the Parquet dataset layout
 //! ([`dataset`]) and its file writer ([`table_file`], with
 //! [`dict_column`] for dictionary strings and [`value_rows`] for the rows
 //! per value it keeps in a footer), and the typed rows converters
 //! fill: [`event_rows`] for the high-volume `events` and `event_args`,
-//! [`small_table_rows`] for every other table.
+//! [`small_table_rows`] (the buffer of a table's rows) for every other
+//! table.
 //!
 //! It knows nothing of SQL: converters produce [`arrow::record_batch::RecordBatch`]es
 //! through it, and `xprof-query` registers them with DataFusion.

@@ -1,7 +1,8 @@
 //! Flow and correlation-id endpoints, kept until the end of the trace and
 //! paired into `flows` rows (32 bytes an endpoint).
 
-use xprof_format::small_table_rows::{FlowRow, RowBuffer};
+use xprof_format::schema::FlowRow;
+use xprof_format::small_table_rows::RowBuffer;
 
 /// One endpoint of a flow.
 #[derive(Debug, Clone, Copy)]

@@ -31,7 +31,8 @@ mod order;
 use std::collections::BTreeMap;
 
 use xprof_format::schema::{CONVERTER_VERSION, SCHEMA_VERSION};
-use xprof_format::small_table_rows::{CounterRow, DeviceRow, Row, RowBuffer, TraceRow, TrackRow};
+use xprof_format::schema::{CounterRow, DeviceRow, TraceRow, TrackRow};
+use xprof_format::small_table_rows::{Row, RowBuffer};
 use xprof_format::{EventArgsBuilder, EventRow, EventsBuilder, Interner, StatValue, Sym, Table};
 
 use crate::conversion::{ConvertOptions, Summary, TraceSource};

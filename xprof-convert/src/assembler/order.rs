@@ -190,7 +190,8 @@ impl<'s> OrderedSink<'s> {
 mod tests {
     use super::*;
     use crate::sink::MemorySink;
-    use xprof_format::small_table_rows::{RowBuffer, StatMetadataRow};
+    use xprof_format::schema::StatMetadataRow;
+    use xprof_format::small_table_rows::RowBuffer;
 
     fn batch(ids: &[(i32, i64)]) -> RecordBatch {
         let mut b = RowBuffer::new();

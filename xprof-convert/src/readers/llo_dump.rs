@@ -24,7 +24,7 @@ use std::path::Path;
 
 use xprof_format::hash::FxHashMap as HashMap;
 
-use xprof_format::small_table_rows::{
+use xprof_format::schema::{
     LloDumpAllocationRow, LloDumpBundleRow, LloDumpBundleUnitRow, LloDumpOpRow, LloDumpScheduleRow,
 };
 

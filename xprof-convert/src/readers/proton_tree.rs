@@ -22,7 +22,7 @@ use std::borrow::Cow;
 use std::path::Path;
 
 use xprof_format::StatValue;
-use xprof_format::small_table_rows::{DeviceArgRow, DeviceRow, NodeMetricRow, ProfileNodeRow};
+use xprof_format::schema::{DeviceArgRow, DeviceRow, NodeMetricRow, ProfileNodeRow};
 
 use crate::assembler::{TraceAssembler, TraceInfo};
 use crate::codec::json::{

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use xprof_format::hash::FxHashMap as HashMap;
 
-use xprof_format::small_table_rows::{DeviceArgRow, DeviceRow, EventMetadataRow};
+use xprof_format::schema::{DeviceArgRow, DeviceRow, EventMetadataRow};
 use xprof_format::{EventRow, StatValue, Sym};
 
 use super::scan::{DeviceScan, FlowRec, Id, Phase, Scanned, TrackKind, TrackScan};

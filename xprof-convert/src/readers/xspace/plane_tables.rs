@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use xprof_format::hash::FxHashMap;
-use xprof_format::small_table_rows::{
+use xprof_format::schema::{
     DeviceArgRow, DeviceRow, EventMetadataRow, HloOpRow, MetadataArgRow, StatMetadataRow,
 };
 use xprof_format::{StatValue, Sym};

@@ -1,6 +1,6 @@
 //! `hlo_instructions` rows of one decoded HLO module.
 
-use xprof_format::small_table_rows::HloInstructionRow;
+use xprof_format::schema::HloInstructionRow;
 
 use super::HloModule;
 use crate::assembler::TraceAssembler;

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use xprof_format::small_table_rows::{
+use xprof_format::schema::{
     LloAllocationRow, LloBdiStallRow, LloBundleSourceRow, LloBundleUnitRow,
     LloProgramInstructionRow, LloProgramRow, LloRegionRow, LloRegisterLiveRangeRow,
     LloRegisterPressureRow, LloTargetInfoRow,
