@@ -45,12 +45,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
 
     // Profiles go under schema `xprof` (ProfileSession) ...
-    let mut session = ProfileSession::with_context(ctx.clone());
+    let mut session = ProfileSession::builder().context(ctx.clone()).build()?;
     session.open(&inputs, &OpenOptions::default()).await?;
     // ... or under a schema of the host's choosing, and `CREATE EXTERNAL
     // TABLE ... STORED AS XSPACE` works from SQL.
     ctx.register_profile("first", &inputs[0]).await?;
-    ctx.register_profile_formats();
 
     // The host's table joined to the profile's: ops over their budget.
     let df = ctx

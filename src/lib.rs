@@ -3,7 +3,7 @@
 //! This crate is the `xprof-sql` command-line tool and a facade over the
 //! library crates:
 //!
-//! - [`format`] (`xprof-format`): the tables, their Arrow schemas and the
+//! - [`format`](mod@format) (`xprof-format`): the tables, their Arrow schemas and the
 //!   Parquet dataset layout;
 //! - [`convert`] (`xprof-convert`): profile formats to Arrow batches;
 //! - [`query`] (`xprof-query`): the DataFusion session, tables and views;

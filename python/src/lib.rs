@@ -1,7 +1,7 @@
 //! `xprof_sql._native`: the Rust side of the `xprof_sql` Python package.
 //!
 //! It owns the bridge between Python and the library crates: a
-//! [`Session`] wraps an [`xprof_sql::query::ProfileSession`] and a tokio
+//! `Session` wraps an [`xprof_sql::query::ProfileSession`] and a tokio
 //! runtime; query results leave as Arrow through the C data interface
 //! (`arrow-pyarrow`, no copy of the buffers); tables leave as DataFusion
 //! table providers through `datafusion-ffi`'s `FFI_TableProvider` capsule
@@ -212,7 +212,10 @@ impl Session {
             query_timeout,
             events_db_schema: false,
         };
-        let mut session = ProfileSession::with_limits(options).map_err(|e| query_error(py, e))?;
+        let mut session = ProfileSession::builder()
+            .options(options)
+            .build()
+            .map_err(|e| query_error(py, e))?;
         let open = OpenOptions {
             run,
             ..Default::default()
@@ -784,7 +787,10 @@ fn check(
         read_only: !trust_rules,
         ..Default::default()
     };
-    let mut session = ProfileSession::with_limits(options).map_err(|e| query_error(py, e))?;
+    let mut session = ProfileSession::builder()
+        .options(options)
+        .build()
+        .map_err(|e| query_error(py, e))?;
     let open = OpenOptions {
         run,
         ..Default::default()

@@ -162,7 +162,7 @@ pub async fn new_session(
         };
         return Ok(session);
     }
-    Ok(ProfileSession::with_limits(options)?)
+    Ok(ProfileSession::builder().options(options).build()?)
 }
 
 /// Opens `inputs` into `session`, with progress bars at a terminal and a

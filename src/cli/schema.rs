@@ -4,7 +4,7 @@
 
 use crate::format::{Table, docs};
 use crate::query::diff::DIFFS;
-use crate::query::views::VIEWS;
+use crate::query::views::{self, VIEWS};
 
 use crate::cli::{AnyResult, out, outln};
 
@@ -26,8 +26,21 @@ pub fn schema(args: SchemaArgs) -> AnyResult<()> {
 /// Prints one table's columns, one view's SQL, or (no name) every table
 /// and the list of views; an unknown name is an error naming them all.
 pub fn print_schema(table: Option<&str>, markdown: bool) -> AnyResult<()> {
-    if let Some(v) = table.and_then(|n| VIEWS.iter().find(|v| v.name == n)) {
+    if let Some(v) = table.and_then(views::find) {
         outln!("view {}: {}\n", v.name, v.doc);
+        let columns = v.columns();
+        if !columns.is_empty() {
+            outln!("columns:");
+            let width = columns
+                .iter()
+                .map(|(name, _)| name.len())
+                .max()
+                .unwrap_or(0);
+            for (name, meaning) in &columns {
+                outln!("  {name:width$}  {meaning}");
+            }
+            outln!();
+        }
         out!("{}", v.sql);
         return Ok(());
     }

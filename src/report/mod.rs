@@ -2,7 +2,7 @@
 //! pictures, every chart drawn from a view of this project and aggregated
 //! in SQL first, so a 100 MB profile gives a page of a few hundred KB.
 //!
-//! Each section ([`page::Section`], one file each, in the order of the
+//! Each section (`page::Section`, one file each, in the order of the
 //! list in [`report`]) names the view it draws from and shows the SQL behind
 //! each chart on demand (`<details>`); a section whose queries return no
 //! rows is left out. Charts are inline SVG ([`svg`]); the page has no

@@ -114,6 +114,10 @@ async fn shell_command(
                 let names = batch.column(0).as_string::<i32>();
                 let kinds = batch.column(1).as_string::<i32>();
                 for i in 0..batch.num_rows() {
+                    // Helper views (`_NAME`) are the views' private parts.
+                    if names.value(i).starts_with('_') {
+                        continue;
+                    }
                     if kinds.value(i) == "VIEW" {
                         outln!("{} (view)", names.value(i));
                     } else {

@@ -83,7 +83,10 @@ fn session(rule: Option<DictionaryGroupBy>) -> ProfileSession {
     if let Some(rule) = rule {
         state = state.with_physical_optimizer_rule(Arc::new(rule));
     }
-    ProfileSession::with_context(SessionContext::new_with_state(state.build()))
+    ProfileSession::builder()
+        .context(SessionContext::new_with_state(state.build()))
+        .build()
+        .unwrap()
 }
 
 #[tokio::test]

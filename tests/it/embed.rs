@@ -52,7 +52,10 @@ fn example_events() -> i64 {
 #[tokio::test]
 async fn a_host_table_named_events_survives_opening_a_profile() {
     let ctx = host_context();
-    let mut session = ProfileSession::with_context(ctx.clone());
+    let mut session = ProfileSession::builder()
+        .context(ctx.clone())
+        .build()
+        .unwrap();
     session
         .open(&[cpu_fixture(REAL_CPU[0])], &OpenOptions::default())
         .await
@@ -109,10 +112,65 @@ async fn register_profile_puts_a_profile_under_its_own_schema() {
     assert_eq!(count(&ctx, "SELECT sum(x) FROM events").await, 6);
 }
 
+/// The project's two physical rules on a context, by name.
+fn project_rules(ctx: &datafusion::prelude::SessionContext) -> Vec<String> {
+    ctx.state()
+        .physical_optimizers()
+        .iter()
+        .map(|r| r.name().to_string())
+        .filter(|n| n == "single_trace_join" || n == "xprof_dictionary_group_by")
+        .collect()
+}
+
+#[tokio::test]
+async fn a_host_context_gets_the_project_rules_once_from_register_profile() {
+    let ctx = host_context();
+    assert!(project_rules(&ctx).is_empty());
+    ctx.register_profile("a", cpu_fixture(REAL_CPU[0]))
+        .await
+        .unwrap();
+    ctx.register_profile("b", cpu_fixture(REAL_CPU[0]))
+        .await
+        .unwrap();
+    // First the join rule, before DataFusion's; the grouping rule last.
+    assert_eq!(
+        project_rules(&ctx),
+        ["single_trace_join", "xprof_dictionary_group_by"]
+    );
+    let rules = ctx.state().physical_optimizers().to_vec();
+    assert_eq!(rules[0].name(), "single_trace_join");
+    assert_eq!(rules[rules.len() - 1].name(), "xprof_dictionary_group_by");
+    // And a session's own context has the same two.
+    let own = ProfileSession::new();
+    assert_eq!(project_rules(own.context()), project_rules(&ctx));
+}
+
+#[test]
+fn limits_that_size_a_context_are_refused_with_a_host_context() {
+    let refused = ProfileSession::builder()
+        .context(host_context())
+        .memory_limit_bytes(1 << 30)
+        .build()
+        .unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("sizes a context the session makes"),
+        "{refused}"
+    );
+    let built = ProfileSession::builder()
+        .context(host_context())
+        .schema("p")
+        .read_only(true)
+        .build()
+        .unwrap();
+    assert_eq!(built.schema(), "p");
+}
+
 #[tokio::test]
 async fn create_external_table_stored_as_xspace() {
     let ctx = host_context();
-    ctx.register_profile_formats();
+    xprof_sql::query::prepare_context(&ctx);
     let path = cpu_fixture(REAL_CPU[0]);
     let path = path.to_string_lossy();
     ctx.sql(&format!(
@@ -161,7 +219,10 @@ async fn create_external_table_stored_as_xspace() {
 #[tokio::test]
 async fn a_temporary_dataset_lives_as_long_as_the_tables_reading_it() {
     let ctx = host_context();
-    let mut session = ProfileSession::with_context(ctx.clone());
+    let mut session = ProfileSession::builder()
+        .context(ctx.clone())
+        .build()
+        .unwrap();
     // Forces the temporary Parquet dataset path.
     let options = OpenOptions {
         in_memory_limit_bytes: 0,

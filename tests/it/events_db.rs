@@ -29,11 +29,13 @@ fn stem(rel: &str) -> &str {
 }
 
 async fn session(rel: &str) -> ProfileSession {
-    let mut s = ProfileSession::with_limits(SessionOptions {
-        events_db_schema: true,
-        ..Default::default()
-    })
-    .unwrap();
+    let mut s = ProfileSession::builder()
+        .options(SessionOptions {
+            events_db_schema: true,
+            ..Default::default()
+        })
+        .build()
+        .unwrap();
     s.open(
         &[fixture(&format!("{rel}.xplane.pb"))],
         &OpenOptions::default(),
@@ -289,11 +291,13 @@ async fn trace_args_write_doubles_as_xprof_across_a_carry() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("doubles.xplane.pb");
     std::fs::write(&path, bytes).unwrap();
-    let mut s = ProfileSession::with_limits(SessionOptions {
-        events_db_schema: true,
-        ..Default::default()
-    })
-    .unwrap();
+    let mut s = ProfileSession::builder()
+        .options(SessionOptions {
+            events_db_schema: true,
+            ..Default::default()
+        })
+        .build()
+        .unwrap();
     s.open(&[path], &OpenOptions::default()).await.unwrap();
     let got = cells(
         &s.sql("SELECT trace_args FROM Events")
@@ -355,7 +359,10 @@ async fn the_provider_gives_the_rows_of_the_sql_definition() {
     let definition = format!("({}) AS reference", view.sql.trim().trim_end_matches(';'));
     for rel in FIXTURES {
         // The project's layout: `events` is the table the definition reads.
-        let mut s = ProfileSession::with_limits(SessionOptions::default()).unwrap();
+        let mut s = ProfileSession::builder()
+            .options(SessionOptions::default())
+            .build()
+            .unwrap();
         s.open(
             &[fixture(&format!("{rel}.xplane.pb"))],
             &OpenOptions::default(),

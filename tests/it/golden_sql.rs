@@ -327,3 +327,43 @@ async fn every_view_and_function_has_a_golden_query() {
         );
     }
 }
+
+/// Every view and helper view documents each of its columns, by its real
+/// name and in order, with a `-- @column` line that says something.
+#[tokio::test]
+async fn every_view_documents_each_of_its_columns() {
+    let mut session = ProfileSession::new();
+    session
+        .open(
+            &[std::path::PathBuf::from(
+                "examples/data/jax_cpu_mlp.xplane.pb",
+            )],
+            &OpenOptions::default(),
+        )
+        .await
+        .unwrap();
+    let views = xprof_sql::query::views::VIEWS
+        .iter()
+        .chain(xprof_sql::query::views::HELPERS);
+    for view in views {
+        let real: Vec<String> = session
+            .sql(&format!("SELECT * FROM {} LIMIT 0", view.name))
+            .await
+            .unwrap()
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        let documented = view.columns();
+        let names: Vec<&str> = documented.iter().map(|(name, _)| *name).collect();
+        assert_eq!(names, real, "{}: its `-- @column` lines", view.name);
+        for (name, meaning) in &documented {
+            assert!(
+                meaning.len() > 3 && meaning.ends_with('.'),
+                "{}.{name}: a meaning, a sentence: {meaning:?}",
+                view.name
+            );
+        }
+    }
+}

@@ -8,7 +8,7 @@ use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use xprof_sql::query::{OpenOptions, ProfileSession, SessionOptions};
+use xprof_sql::query::{OpenOptions, ProfileSession};
 
 const EXAMPLE: &str = "examples/data/jax_cpu_mlp.xplane.pb";
 
@@ -129,10 +129,10 @@ fn a_huge_check_parameter_is_a_rule_error_not_a_crash() {
 #[test]
 fn the_time_limit_covers_planning() {
     tokio_run(async {
-        let mut session = ProfileSession::new().with_options(SessionOptions {
-            query_timeout: Some(Duration::from_millis(1)),
-            ..SessionOptions::default()
-        });
+        let mut session = ProfileSession::builder()
+            .time_limit(Duration::from_millis(1))
+            .build()
+            .unwrap();
         session
             .open(&[example()], &OpenOptions::default())
             .await
@@ -142,10 +142,14 @@ fn the_time_limit_covers_planning() {
         let e = session.collect(&long_sum(480)).await.unwrap_err();
         assert!(e.to_string().contains("ran past its time limit"), "{e}");
         // A limit too far to add to the clock is no limit, not a panic.
-        let session = session.with_options(SessionOptions {
-            query_timeout: Some(Duration::MAX),
-            ..SessionOptions::default()
-        });
+        let mut session = ProfileSession::builder()
+            .time_limit(Duration::MAX)
+            .build()
+            .unwrap();
+        session
+            .open(&[example()], &OpenOptions::default())
+            .await
+            .unwrap();
         let rows = session.collect("SELECT 1 AS x").await.unwrap();
         assert_eq!(rows[0].num_rows(), 1);
     });

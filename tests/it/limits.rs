@@ -35,12 +35,14 @@ async fn a_small_input_stays_in_memory_a_large_one_goes_through_a_dataset() {
         .unwrap();
     assert!(!through_dataset(&small), "185 KB is converted into memory");
     // The same input under a limit it does not fit in as Arrow arrays.
-    let mut limited = ProfileSession::with_limits(SessionOptions {
-        memory_limit_bytes: Some(1 << 20),
-        threads: Some(2),
-        ..Default::default()
-    })
-    .unwrap();
+    let mut limited = ProfileSession::builder()
+        .options(SessionOptions {
+            memory_limit_bytes: Some(1 << 20),
+            threads: Some(2),
+            ..Default::default()
+        })
+        .build()
+        .unwrap();
     limited
         .open(&[cpu_fixture(REAL_CPU[0])], &OpenOptions::default())
         .await
@@ -115,12 +117,14 @@ async fn a_query_over_the_memory_limit_spills_or_fails_cleanly() {
             .0
             .rows(Table::EventArgs)
     });
-    let mut tight = ProfileSession::with_limits(SessionOptions {
-        memory_limit_bytes: Some(256 << 10),
-        threads: Some(1),
-        ..Default::default()
-    })
-    .unwrap();
+    let mut tight = ProfileSession::builder()
+        .options(SessionOptions {
+            memory_limit_bytes: Some(256 << 10),
+            threads: Some(1),
+            ..Default::default()
+        })
+        .build()
+        .unwrap();
     tight
         .open(&[cpu_fixture(REAL_CPU[1])], &OpenOptions::default())
         .await
@@ -146,12 +150,14 @@ async fn a_query_over_the_memory_limit_spills_or_fails_cleanly() {
 /// operator's own words.
 #[tokio::test]
 async fn a_query_over_the_memory_limit_says_the_limit_ran_out() {
-    let mut tight = ProfileSession::with_limits(SessionOptions {
-        memory_limit_bytes: Some(256 << 10),
-        threads: Some(1),
-        ..Default::default()
-    })
-    .unwrap();
+    let mut tight = ProfileSession::builder()
+        .options(SessionOptions {
+            memory_limit_bytes: Some(256 << 10),
+            threads: Some(1),
+            ..Default::default()
+        })
+        .build()
+        .unwrap();
     tight
         .open(&[cpu_fixture(REAL_CPU[1])], &OpenOptions::default())
         .await

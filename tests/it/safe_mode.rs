@@ -11,7 +11,7 @@ use common::*;
 use xprof_sql::query::{OpenOptions, ProfileSession, QueryError, SessionOptions};
 
 async fn session(options: SessionOptions) -> ProfileSession {
-    let mut s = ProfileSession::with_limits(options).unwrap();
+    let mut s = ProfileSession::builder().options(options).build().unwrap();
     s.open(&[cpu_fixture(REAL_CPU[0])], &OpenOptions::default())
         .await
         .unwrap();

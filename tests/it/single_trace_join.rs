@@ -65,7 +65,10 @@ fn session(rule: bool) -> ProfileSession {
         .with_config(default_config())
         .with_default_features()
         .with_physical_optimizer_rules(rules);
-    ProfileSession::with_context(SessionContext::new_with_state(state.build()))
+    ProfileSession::builder()
+        .context(SessionContext::new_with_state(state.build()))
+        .build()
+        .unwrap()
 }
 
 /// A session without the rule and one with it, both on `dataset`.

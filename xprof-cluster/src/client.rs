@@ -205,9 +205,17 @@ pub async fn connect_with_token(
     // Ballista's Flight shuffle hydrates dictionaries into their values,
     // and a stage that declared a dictionary column then fails: read
     // strings plain from the start.
-    Ok(ProfileSession::with_context(ctx)
-        .with_options(options)
-        .with_string_columns(xprof_query::StringColumns::Plain))
+    // Memory and threads sized `local`, whose state this context has.
+    let options = SessionOptions {
+        memory_limit_bytes: None,
+        threads: None,
+        ..options
+    };
+    Ok(ProfileSession::builder()
+        .context(ctx)
+        .options(options)
+        .string_columns(xprof_query::StringColumns::Plain)
+        .build()?)
 }
 
 /// Opens `inputs` (Parquet datasets or warehouses, [`check_inputs`]) into

@@ -3,7 +3,7 @@
 //! It owns what a Ballista scheduler and its executors need to run any
 //! plan of `xprof-query` (the scalar, aggregate and window functions of
 //! [`xprof_query::functions`], by the names plans carry), a client
-//! [`ProfileSession`] that plans on this process and runs on the cluster
+//! [`ProfileSession`](xprof_query::ProfileSession) that plans on this process and runs on the cluster
 //! ([`connect`]), and the pieces the `xprof-sql cluster` commands and the
 //! tests start: a scheduler ([`start_scheduler`]), executors as their own
 //! process ([`run_executor`]) or inside this one ([`LocalCluster`]).

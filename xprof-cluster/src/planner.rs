@@ -141,8 +141,7 @@ fn reads_files(node: &dyn ExecutionPlan) -> bool {
 /// the pass that computes `events_db` (their input queries run inside them).
 fn is_recursive(node: &dyn ExecutionPlan) -> bool {
     node.is::<datafusion::physical_plan::recursive_query::RecursiveQueryExec>()
-        || node.is::<xprof_query::event_steps::EventStepsExec>()
-        || node.is::<xprof_query::events_db::EventsDbExec>()
+        || xprof_query::views::is_native_view_plan(node)
 }
 
 /// Whether `plan` (its subqueries included) has a window function with

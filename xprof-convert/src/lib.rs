@@ -3,11 +3,11 @@
 //!
 //! The flow is reader → assembler → sink → tables:
 //!
-//! - [`reader`]: the [`ProfileReader`](reader::ProfileReader) trait; one
+//! - [`reader`]: the [`ProfileReader`] trait; one
 //!   module per format under [`readers`] ([`xspace`], [`chrome`] with
 //!   [`mosaic_gpu`], [`proton_tree`], [`llo_dump`]) decodes its bytes, with
 //!   the [`codec`]s, and describes the trace to
-//! - [`assembler`]: the format-neutral [`TraceAssembler`](assembler::TraceAssembler)
+//! - [`assembler`]: the format-neutral [`TraceAssembler`]
 //!   that allocates ids, nests events, resolves containment and flows and
 //!   builds every table's rows in its declared order, handing batches to
 //! - [`sink`]: memory, Parquet, or a counter.

@@ -2,7 +2,7 @@
 //! its methods take and give.
 //!
 //! A reader turns an input's bytes into calls on a
-//! [`TraceAssembler`](crate::assembler::TraceAssembler); nothing after the
+//! [`TraceAssembler`]; nothing after the
 //! assembler knows which format the rows came from. Adding a format is one
 //! module under [`readers`](crate::readers) implementing [`ProfileReader`]
 //! and one line in the registry ([`READERS`](crate::registry::READERS)).

@@ -19,7 +19,7 @@ use xprof_format::Table;
 use crate::error::Result;
 use crate::plan::plan_in_schema;
 use crate::tables::ProfileTables;
-use crate::views::VIEWS;
+use crate::views::{HELPERS, VIEWS};
 
 impl ProfileTables {
     /// Registers every table and view in `schema` of `ctx`'s default
@@ -57,13 +57,13 @@ pub(crate) fn ensure_schema(ctx: &SessionContext, schema: &str) -> Result<()> {
     Ok(())
 }
 
-/// Creates every view of [`VIEWS`] in `schema` of `ctx` (the tables must
-/// be there), then the diff table functions over them
+/// Creates every helper view ([`HELPERS`]) and view of [`VIEWS`] in
+/// `schema` of `ctx` (the tables must be there), then the diff table functions over them
 /// ([`crate::diff::register_diff_functions`]). Views are bound to the
 /// tables registered now: registering the tables again re-creates them.
 pub async fn register_views(ctx: &SessionContext, schema: &str) -> Result<()> {
     ensure_schema(ctx, schema)?;
-    for v in VIEWS {
+    for v in HELPERS.iter().chain(VIEWS) {
         let name = TableReference::partial(schema, v.name);
         ctx.deregister_table(name.clone())?;
         if let Some(native) = v.native {

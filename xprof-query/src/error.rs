@@ -13,6 +13,10 @@ pub enum QueryError {
     /// DataFusion failed (planning or running SQL).
     #[error(transparent)]
     DataFusion(#[from] datafusion::error::DataFusionError),
+    /// A session's settings do not fit together
+    /// ([`crate::SessionBuilder::build`]).
+    #[error("{0}")]
+    Settings(String),
     /// The inputs cannot be opened together.
     #[error("{0}")]
     Inputs(String),

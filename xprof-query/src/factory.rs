@@ -10,16 +10,22 @@
 //! - [`SessionContextExt::register_profile`]: every table and view of a
 //!   profile under a schema of the caller's choosing.
 //!
-//! ```no_run
-//! # async fn run() -> xprof_query::Result<()> {
+//! ```
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! use datafusion::prelude::SessionContext;
 //! use xprof_query::SessionContextExt;
+//! let profile = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/data/jax_cpu_mlp.xplane.pb");
 //! let ctx = SessionContext::new();
-//! ctx.register_profile("p", "examples/data/jax_cpu_mlp.xplane.pb").await?;
-//! ctx.register_profile_formats();
-//! ctx.sql("CREATE EXTERNAL TABLE k STORED AS XSPACE LOCATION 'examples/data/jax_cpu_mlp.xplane.pb'").await?;
-//! ctx.sql("SELECT count(*) FROM p.events JOIN k USING (trace_id, event_id)").await?.show().await?;
-//! # Ok(()) }
+//! // Every table and view under `p`; the context prepared for profiles.
+//! ctx.register_profile("p", profile).await?;
+//! ctx.sql(&format!("CREATE EXTERNAL TABLE k STORED AS XSPACE LOCATION '{profile}'")).await?;
+//! let same = ctx
+//!     .sql("SELECT count(*) = (SELECT count(*) FROM k) AS same FROM p.events")
+//!     .await?
+//!     .collect()
+//!     .await?;
+//! assert_eq!(same[0].num_rows(), 1);
+//! # Ok::<(), xprof_query::QueryError>(()) }).unwrap();
 //! ```
 
 use std::collections::HashMap;
@@ -145,7 +151,7 @@ impl TableProviderFactory for ProfileTableFactory {
 
 /// Registers a [`ProfileTableFactory`] for each format this build reads
 /// (`STORED AS XSPACE`, …) and for `STORED AS PROFILE` (any format).
-pub fn register_table_factories(ctx: &SessionContext) {
+pub(crate) fn register_table_factories(ctx: &SessionContext) {
     let state = ctx.state_ref();
     let mut state = state.write();
     let factories = state.table_factories_mut();
@@ -159,20 +165,29 @@ pub fn register_table_factories(ctx: &SessionContext) {
 }
 
 /// Profiles on any `SessionContext`.
+///
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// use datafusion::prelude::SessionContext;
+/// use xprof_query::SessionContextExt as _;
+/// let ctx = SessionContext::new();
+/// let profile = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/data/jax_cpu_mlp.xplane.pb");
+/// ctx.register_profile("p", profile).await?;
+/// let answer = ctx.sql("SELECT count(*) AS n FROM p.events").await?.collect().await?;
+/// assert_eq!(answer[0].num_rows(), 1);
+/// # Ok::<(), xprof_query::QueryError>(()) }).unwrap();
+/// ```
 pub trait SessionContextExt {
     /// Opens the profile at `path` (a file, run folder, log folder or
     /// dataset) and registers its tables and views under schema `name`
-    /// (`name.events`, `name.tracks`, …). The context's other tables are
-    /// left as they are.
+    /// (`name.events`, `name.tracks`, …), the context prepared as
+    /// [`prepare_context`](crate::prepare_context) prepares it. The
+    /// context's other tables are left as they are.
     fn register_profile(
         &self,
         name: &str,
         path: impl AsRef<Path>,
     ) -> impl std::future::Future<Output = Result<()>> + Send;
-
-    /// Makes `CREATE EXTERNAL TABLE … STORED AS XSPACE` (each format) and
-    /// `STORED AS PROFILE` work on this context.
-    fn register_profile_formats(&self);
 }
 
 impl SessionContextExt for SessionContext {
@@ -184,13 +199,10 @@ impl SessionContextExt for SessionContext {
         let path = path.as_ref().to_path_buf();
         let name = name.to_string();
         async move {
+            crate::session::prepare_context(self);
             let mut inputs = Inputs::default();
             inputs.open(&[path], &OpenOptions::default())?;
             inputs.tables()?.register(self, &name).await
         }
-    }
-
-    fn register_profile_formats(&self) {
-        register_table_factories(self)
     }
 }

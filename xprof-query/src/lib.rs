@@ -7,14 +7,25 @@
 //! [`SessionContextExt::register_profile`]. [`read_only`] checks SQL for
 //! sessions that run SQL they did not write ([`SessionOptions::read_only`]).
 //! [`dictionary_aggregate`] groups by the tables' dictionary strings
-//! without hashing every row; [`event_steps`] computes the recursive
-//! `event_steps` view by a walk in memory and [`events_db`] XProf's Events
-//! DB in one pass over the events. [`export`] writes a selection of events as
+//! without hashing every row; the recursive `event_steps` view is
+//! computed by a walk in memory and XProf's Events DB in one pass over the
+//! events ([`views`]). [`export`] writes a selection of events as
 //! a timeline (Chrome JSON, Perfetto protobuf). [`check`] runs a rules
 //! file of SQL checks over a session, with verdicts and a JUnit report.
 //!
 //! It is the only crate that depends on DataFusion; converters know
 //! nothing of SQL.
+//!
+//! # The way in
+//!
+//! [`ProfileSession::builder`] makes a session (its own context, or a
+//! host's with [`SessionBuilder::context`]), [`ProfileSession::open`]
+//! opens profiles, and [`ProfileSession::collect`] (or
+//! [`ProfileSession::execute`] for a stream) answers SQL under the
+//! session's limits. A host that keeps its own `SessionContext` gives it
+//! this project's rules and table formats with [`prepare_context`], or
+//! opens a profile into it under a schema of its own with
+//! [`SessionContextExt::register_profile`].
 //!
 //! # Layout
 //!
@@ -22,9 +33,9 @@
 //! `session.rs` and [`factory`] (the ways in) open `inputs.rs` (what was
 //! opened, where each table's rows are) and register it through
 //! `catalog.rs` (a profile's tables, functions, views and diffs on a
-//! context), which reads [`tables`] (the providers, with `key_rows.rs`
+//! context), which reads `tables.rs` (the providers, with `key_rows.rs`
 //! estimating `event_args` scans kept to a few keys), [`functions`],
-//! [`views`] (`views/*.sql`, [`event_steps`] and [`events_db`]) and [`diff`]. Below them
+//! [`views`] (`views/*.sql`, `event_steps.rs` and `events_db/`) and [`diff`]. Below them
 //! are `physical/` (the physical rules and plans: [`dictionary_aggregate`],
 //! [`single_trace_join`], the statement time limit) and `plan.rs` (planning
 //! helpers). [`export`] reads a session's tables into a timeline file;
@@ -47,16 +58,17 @@ mod plan;
 pub mod read_only;
 pub mod session;
 pub mod statement_size;
-pub mod tables;
+mod tables;
 pub mod views;
 
 pub use error::{QueryError, Result};
-pub use factory::{ProfileTableFactory, SessionContextExt, register_table_factories};
+pub use factory::{ProfileTableFactory, SessionContextExt};
 pub use inputs::{DEFAULT_IN_MEMORY_LIMIT, OpenOptions, Opened};
 pub use physical::{dictionary_aggregate, single_trace_join};
-pub use session::{EVENTS_DB_SCHEMA, ProfileSession, SessionOptions, default_config};
-pub use tables::{DEFAULT_SCHEMA, ProfileTables, StringColumns};
-pub use views::event_steps;
-pub use views::events_db;
+pub use session::{
+    EVENTS_DB_SCHEMA, ProfileSession, SessionBuilder, SessionOptions, default_config,
+    prepare_context,
+};
+pub use tables::{DEFAULT_SCHEMA, StringColumns};
 pub use xprof_convert;
 pub use xprof_format;

@@ -1,6 +1,8 @@
 //! [`ProfileSession`]: opens profiles and registers the tables and views
 //! under their own schema of a DataFusion [`SessionContext`], with the
-//! limits its statements run under ([`SessionOptions`]).
+//! limits its statements run under ([`SessionOptions`]). One way to make
+//! one: [`ProfileSession::builder`] (or [`ProfileSession::new`] for the
+//! defaults).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -27,23 +29,29 @@ pub use crate::inputs::{DEFAULT_IN_MEMORY_LIMIT, OpenOptions, Opened};
 /// The tables and views live in their own schema (`xprof`, see
 /// [`DEFAULT_SCHEMA`]): on a context of its own ([`ProfileSession::new`])
 /// that is the default schema, so `SELECT * FROM events` works; on a host's
-/// context ([`ProfileSession::with_context`]) the host's tables stay as
-/// they are and the profile's are `xprof.events`, `xprof.tracks`, ...
+/// context ([`SessionBuilder::context`]) the host's tables stay as they
+/// are and the profile's are `xprof.events`, `xprof.tracks`, ...
 ///
-/// ```no_run
-/// # async fn run() -> xprof_query::Result<()> {
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// use xprof_query::{OpenOptions, ProfileSession};
-/// let mut session = ProfileSession::new();
-/// session.open(&["examples/data/jax_cpu_mlp.xplane.pb"], &OpenOptions::default()).await?;
-/// let df = session.sql("SELECT count(*) FROM events").await?;
-/// df.show().await?;
-/// # Ok(()) }
+/// let profile = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/data/jax_cpu_mlp.xplane.pb");
+/// let mut session = ProfileSession::builder()
+///     .read_only(true)
+///     .time_limit(std::time::Duration::from_secs(60))
+///     .build()?;
+/// session.open(&[profile], &OpenOptions::default()).await?;
+/// let batches = session.collect("SELECT count(*) AS n FROM events").await?;
+/// assert_eq!(batches[0].num_rows(), 1);
+/// // A read-only session refuses what would change or read elsewhere.
+/// assert!(session.collect("DROP TABLE events").await.is_err());
+/// # Ok::<(), xprof_query::QueryError>(()) }).unwrap();
 /// ```
 pub struct ProfileSession {
     ctx: SessionContext,
     schema: String,
     inputs: Inputs,
-    limits: SessionOptions,
+    options: SessionOptions,
     strings: StringColumns,
 }
 
@@ -62,7 +70,8 @@ impl Default for ProfileSession {
     }
 }
 
-/// Limits of a session's queries.
+/// Limits of a session's queries, all set at once
+/// ([`SessionBuilder::options`]) or one by one on the builder.
 #[derive(Debug, Clone, Default)]
 pub struct SessionOptions {
     /// Memory the queries may hold (DataFusion's memory pool). Sorts,
@@ -72,6 +81,8 @@ pub struct SessionOptions {
     /// converted into memory on open (see [`OpenOptions::in_memory_limit_bytes`]).
     pub memory_limit_bytes: Option<u64>,
     /// Threads (DataFusion partitions) a query uses; default: the cores.
+    /// Like the memory limit, it sizes a context the session makes: with
+    /// a host's context, size that context instead.
     pub threads: Option<usize>,
     /// Run only statements that read ([`crate::read_only`]): queries,
     /// `EXPLAIN`, `SHOW`, `DESCRIBE`; no DDL, DML, `COPY`, `SET`, and no
@@ -106,7 +117,10 @@ impl SessionOptions {
         }
     }
 
-    /// A DataFusion context with these limits and [`default_config`].
+    /// A DataFusion context sized by these limits (memory, threads), with
+    /// [`default_config`] and this project's rules: what
+    /// [`SessionBuilder::build`] makes when given no context, for a host
+    /// that starts from it (a cluster's client does).
     pub fn context(&self) -> Result<SessionContext> {
         let mut config = default_config();
         if let Some(t) = self.threads {
@@ -164,72 +178,189 @@ pub const COLLECT_LEFT_ROWS: usize = 2 << 20;
 /// dictionary strings without hashing every row ([`DictionaryGroupBy`],
 /// after them).
 fn new_context(config: SessionConfig, runtime: Arc<RuntimeEnv>) -> SessionContext {
-    let mut rules = PhysicalOptimizer::new().rules;
-    rules.insert(0, Arc::new(SingleTraceJoin));
     let state = SessionStateBuilder::new()
         .with_config(config)
         .with_runtime_env(runtime)
         .with_default_features()
-        .with_physical_optimizer_rules(rules)
-        .with_physical_optimizer_rule(Arc::new(DictionaryGroupBy::default()))
+        .with_physical_optimizer_rules(with_project_rules(PhysicalOptimizer::new().rules))
         .build();
     SessionContext::new_with_state(state)
 }
 
+/// How a [`ProfileSession`] is made: [`ProfileSession::builder`], each
+/// setting optional, then [`SessionBuilder::build`].
+#[derive(Default)]
+#[must_use]
+pub struct SessionBuilder {
+    context: Option<SessionContext>,
+    schema: Option<String>,
+    options: SessionOptions,
+    strings: StringColumns,
+}
+
+impl std::fmt::Debug for SessionBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionBuilder")
+            .field("host_context", &self.context.is_some())
+            .field("schema", &self.schema)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SessionBuilder {
+    /// Registers the tables in the host's `ctx`, under schema `xprof`
+    /// (or [`SessionBuilder::schema`]), instead of in a context of the
+    /// session's own. The host's context keeps its rules; give it this
+    /// project's with [`prepare_context`] unless it plans elsewhere (a
+    /// cluster's does).
+    pub fn context(mut self, ctx: SessionContext) -> Self {
+        self.context = Some(ctx);
+        self
+    }
+
+    /// The schema the tables and views go under (default `xprof`).
+    pub fn schema(mut self, name: &str) -> Self {
+        self.schema = Some(name.to_string());
+        self
+    }
+
+    /// Memory the queries may hold ([`SessionOptions::memory_limit_bytes`]).
+    pub fn memory_limit_bytes(mut self, bytes: u64) -> Self {
+        self.options.memory_limit_bytes = Some(bytes);
+        self
+    }
+
+    /// Threads a query uses ([`SessionOptions::threads`]).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.options.threads = Some(threads);
+        self
+    }
+
+    /// Runs only statements that read ([`SessionOptions::read_only`]).
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.options.read_only = read_only;
+        self
+    }
+
+    /// Wall-clock limit of one statement ([`SessionOptions::query_timeout`]).
+    pub fn time_limit(mut self, limit: std::time::Duration) -> Self {
+        self.options.query_timeout = Some(limit);
+        self
+    }
+
+    /// XProf's Events DB layout ([`SessionOptions::events_db_schema`]).
+    pub fn events_db_schema(mut self, events_db: bool) -> Self {
+        self.options.events_db_schema = events_db;
+        self
+    }
+
+    /// How dictionary string columns are read: [`StringColumns::Plain`]
+    /// for engines that lose dictionaries between processes (a Ballista
+    /// cluster, `xprof-cluster`).
+    pub fn string_columns(mut self, strings: StringColumns) -> Self {
+        self.strings = strings;
+        self
+    }
+
+    /// Every limit at once, replacing those set before.
+    pub fn options(mut self, options: SessionOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The session. Fails when a memory or thread limit is given with a
+    /// host's context (they size a context the session makes), or when
+    /// DataFusion cannot make the runtime the memory limit asks for.
+    pub fn build(self) -> Result<ProfileSession> {
+        let ctx = match self.context {
+            Some(ctx) => {
+                if self.options.memory_limit_bytes.is_some() || self.options.threads.is_some() {
+                    return Err(QueryError::Settings(
+                        "a memory or thread limit sizes a context the session makes; with a \
+                         host's context, give its RuntimeEnv and SessionConfig those limits"
+                            .into(),
+                    ));
+                }
+                ctx
+            }
+            None => {
+                let ctx = self.options.context()?;
+                register_table_factories(&ctx);
+                ctx
+            }
+        };
+        Ok(ProfileSession {
+            ctx,
+            schema: self.schema.unwrap_or_else(|| DEFAULT_SCHEMA.to_string()),
+            inputs: Inputs::default(),
+            options: self.options,
+            strings: self.strings,
+        })
+    }
+}
+
+/// Gives a host's context what a session's own context has: this
+/// project's two physical rules ([`SingleTraceJoin`] before DataFusion's
+/// rules, [`DictionaryGroupBy`] after them) and `CREATE EXTERNAL TABLE …
+/// STORED AS XSPACE` (each format) and `STORED AS PROFILE`. Adding them
+/// twice adds them once.
+///
+/// ```
+/// use datafusion::prelude::SessionContext;
+/// let ctx = SessionContext::new();
+/// xprof_query::prepare_context(&ctx);
+/// xprof_query::prepare_context(&ctx);
+/// let rules = ctx.state().physical_optimizers().len();
+/// assert_eq!(rules, datafusion::physical_optimizer::optimizer::PhysicalOptimizer::new().rules.len() + 2);
+/// ```
+pub fn prepare_context(ctx: &SessionContext) {
+    register_table_factories(ctx);
+    let state = ctx.state_ref();
+    let mut state = state.write();
+    use datafusion::physical_optimizer::PhysicalOptimizerRule as _;
+    let name = SingleTraceJoin.name().to_string();
+    if state.physical_optimizers().iter().any(|r| r.name() == name) {
+        return;
+    }
+    let rules = with_project_rules(state.physical_optimizers().to_vec());
+    *state = SessionStateBuilder::new_from_existing(state.clone())
+        .with_physical_optimizer_rules(rules)
+        .build();
+}
+
+/// `rules` with this project's two: [`SingleTraceJoin`] first,
+/// [`DictionaryGroupBy`] last.
+fn with_project_rules(
+    mut rules: Vec<Arc<dyn datafusion::physical_optimizer::PhysicalOptimizerRule + Send + Sync>>,
+) -> Vec<Arc<dyn datafusion::physical_optimizer::PhysicalOptimizerRule + Send + Sync>> {
+    rules.insert(0, Arc::new(SingleTraceJoin));
+    rules.push(Arc::new(DictionaryGroupBy::default()));
+    rules
+}
+
 impl ProfileSession {
-    /// A session with its own DataFusion context ([`default_config`]),
-    /// where `CREATE EXTERNAL TABLE … STORED AS XSPACE` works too.
+    /// A session with its own DataFusion context ([`default_config`]) and
+    /// no limits, where `CREATE EXTERNAL TABLE … STORED AS XSPACE` works
+    /// too: `ProfileSession::builder().build()`.
     pub fn new() -> Self {
         let ctx = new_context(default_config(), Arc::default());
         register_table_factories(&ctx);
-        Self::with_context(ctx)
-    }
-
-    /// A session with its own context under `limits` (memory, threads):
-    /// one memory budget for opening inputs and for running queries.
-    pub fn with_limits(limits: SessionOptions) -> Result<Self> {
-        let ctx = limits.context()?;
-        register_table_factories(&ctx);
-        let mut s = Self::with_context(ctx);
-        s.limits = limits;
-        Ok(s)
-    }
-
-    /// A session registering its tables under schema `xprof` of the
-    /// caller's context (created when missing).
-    pub fn with_context(ctx: SessionContext) -> Self {
-        Self::with_context_in(ctx, DEFAULT_SCHEMA)
-    }
-
-    /// A session registering its tables under `schema` of the caller's
-    /// context.
-    pub fn with_context_in(ctx: SessionContext, schema: &str) -> Self {
         Self {
             ctx,
-            schema: schema.to_string(),
+            schema: DEFAULT_SCHEMA.to_string(),
             inputs: Inputs::default(),
-            limits: SessionOptions::default(),
+            options: SessionOptions::default(),
             strings: StringColumns::default(),
         }
     }
 
-    /// This session with `options` for its statements: `read_only`,
-    /// `query_timeout` and `events_db_schema` (set it before opening
-    /// inputs). `memory_limit_bytes` and `threads` size a context when it
-    /// is made ([`ProfileSession::with_limits`]); here they only cap what
-    /// inputs convert into memory.
-    pub fn with_options(mut self, options: SessionOptions) -> Self {
-        self.limits = options;
-        self
-    }
-
-    /// This session with its dictionary string columns as `strings` says
-    /// (set it before opening inputs): [`StringColumns::Plain`] for
-    /// engines that lose dictionaries between processes (a Ballista
-    /// cluster, `xprof-cluster`).
-    pub fn with_string_columns(mut self, strings: StringColumns) -> Self {
-        self.strings = strings;
-        self
+    /// The one way to a session with settings: a context (its own or a
+    /// host's), the schema, memory, threads, read-only, time limit, the
+    /// Events DB layout and string handling, then
+    /// [`SessionBuilder::build`].
+    pub fn builder() -> SessionBuilder {
+        SessionBuilder::default()
     }
 
     /// The DataFusion context holding the tables.
@@ -262,59 +393,45 @@ impl ProfileSession {
             .join(",")
     }
 
-    /// Plans one SQL statement. Its size is checked first
-    /// ([`crate::statement_size`]); in a read-only session it is checked
-    /// ([`crate::read_only::check_read_only`]) and planned with DDL, DML
-    /// and statements denied.
+    /// Plans one SQL statement as [`ProfileSession::execute`] does: its
+    /// size checked ([`crate::statement_size`]), in a read-only session
+    /// checked ([`crate::read_only::check_read_only`]) and planned with
+    /// DDL, DML and statements denied, under the time limit. The
+    /// `DataFrame` is DataFusion's: running it through its own methods
+    /// (`collect`, `show`) runs outside the time limit and the memory
+    /// message, which [`ProfileSession::execute`] and
+    /// [`ProfileSession::collect`] add.
     pub async fn sql(&self, sql: &str) -> Result<datafusion::dataframe::DataFrame> {
-        plan(&self.ctx, self.limits.read_only, sql).await
+        let (ctx, read_only, sql) = (self.ctx.clone(), self.options.read_only, sql.to_string());
+        let (_, deadline) = self.deadline();
+        self.within(deadline, async move { plan(&ctx, read_only, &sql).await })
+            .await
     }
 
     /// Plans and starts one SQL statement under the session's limits: the
-    /// size and read-only checks and the query timeout, which covers
-    /// planning and every batch of the returned stream. With a timeout the
-    /// statement is planned on a thread of its own, since planning never
-    /// yields: the caller gets its error at the deadline while the
+    /// size and read-only checks and the time limit, which covers
+    /// planning and every batch of the returned stream. With a time limit
+    /// the statement is planned on a thread of its own, since planning
+    /// never yields: the caller gets its error at the deadline while the
     /// planning runs to its end there (bounded by the statement size).
+    /// Running out of memory under the memory limit is said plainly.
     pub async fn execute(
         &self,
         sql: &str,
     ) -> Result<datafusion::execution::SendableRecordBatchStream> {
-        let started = tokio::time::Instant::now();
-        // A limit too far to add to the clock is no limit.
-        let deadline = self
-            .limits
-            .query_timeout
-            .and_then(|limit| Some((started.checked_add(limit)?, limit)));
-        let stream = match deadline {
-            None => start(self.ctx.clone(), self.limits.read_only, sql.to_string()).await,
-            Some((at, limit)) => {
-                let (answer, planned) = tokio::sync::oneshot::channel();
-                let runtime = tokio::runtime::Handle::current();
-                let (ctx, read_only, sql) =
-                    (self.ctx.clone(), self.limits.read_only, sql.to_string());
-                std::thread::Builder::new()
-                    .name("xprof-sql-plan".into())
-                    .stack_size(PLAN_STACK_BYTES)
-                    .spawn(move || {
-                        let _ = answer.send(runtime.block_on(start(ctx, read_only, sql)));
-                    })
-                    .map_err(|e| {
-                        QueryError::DataFusion(DataFusionError::Execution(format!(
-                            "no thread to plan the statement on: {e}"
-                        )))
-                    })?;
-                match tokio::time::timeout_at(at, planned).await {
-                    Ok(Ok(stream)) => Ok(Box::pin(Deadline::new(stream?, started, limit))
-                        as datafusion::execution::SendableRecordBatchStream),
-                    Ok(Err(_)) => Err(QueryError::DataFusion(DataFusionError::Execution(
-                        "planning the statement failed without an answer".into(),
-                    ))),
-                    Err(_) => Err(timed_out(limit).into()),
-                }
-            }
-        };
-        let Some(memory_limit) = self.limits.memory_limit_bytes else {
+        let (ctx, read_only, sql) = (self.ctx.clone(), self.options.read_only, sql.to_string());
+        let (started, deadline) = self.deadline();
+        let stream = self
+            .within(deadline, async move {
+                Ok(plan(&ctx, read_only, &sql).await?.execute_stream().await?)
+            })
+            .await
+            .map(|stream| match deadline {
+                Some((_, limit)) => Box::pin(Deadline::new(stream, started, limit))
+                    as datafusion::execution::SendableRecordBatchStream,
+                None => stream,
+            });
+        let Some(memory_limit) = self.options.memory_limit_bytes else {
             return stream;
         };
         // Out of memory under the limit: say so, whatever operator found
@@ -333,6 +450,54 @@ impl ProfileSession {
         ))
     }
 
+    /// Now, and when a statement started now must end (with the limit);
+    /// a limit too far to add to the clock is no limit.
+    fn deadline(
+        &self,
+    ) -> (
+        tokio::time::Instant,
+        Option<(tokio::time::Instant, std::time::Duration)>,
+    ) {
+        let started = tokio::time::Instant::now();
+        let deadline = self
+            .options
+            .query_timeout
+            .and_then(|limit| Some((started.checked_add(limit)?, limit)));
+        (started, deadline)
+    }
+
+    /// `work` (planning), on a thread of its own and given up at the
+    /// deadline when there is one.
+    async fn within<T: Send + 'static>(
+        &self,
+        deadline: Option<(tokio::time::Instant, std::time::Duration)>,
+        work: impl std::future::Future<Output = Result<T>> + Send + 'static,
+    ) -> Result<T> {
+        let Some((at, limit)) = deadline else {
+            return work.await;
+        };
+        let (answer, planned) = tokio::sync::oneshot::channel();
+        let runtime = tokio::runtime::Handle::current();
+        std::thread::Builder::new()
+            .name("xprof-sql-plan".into())
+            .stack_size(PLAN_STACK_BYTES)
+            .spawn(move || {
+                let _ = answer.send(runtime.block_on(work));
+            })
+            .map_err(|e| {
+                QueryError::DataFusion(DataFusionError::Execution(format!(
+                    "no thread to plan the statement on: {e}"
+                )))
+            })?;
+        match tokio::time::timeout_at(at, planned).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(_)) => Err(QueryError::DataFusion(DataFusionError::Execution(
+                "planning the statement failed without an answer".into(),
+            ))),
+            Err(_) => Err(timed_out(limit).into()),
+        }
+    }
+
     /// Runs one SQL statement under the session's limits and collects its
     /// batches.
     pub async fn collect(&self, sql: &str) -> Result<Vec<arrow::record_batch::RecordBatch>> {
@@ -349,13 +514,13 @@ impl ProfileSession {
         options: &OpenOptions,
     ) -> Result<()> {
         let mut options = OpenOptions {
-            in_memory_limit_bytes: self.limits.in_memory_limit(options.in_memory_limit_bytes),
+            in_memory_limit_bytes: self.options.in_memory_limit(options.in_memory_limit_bytes),
             ..options.clone()
         };
         // The statement time limit bounds each open's conversion too.
         if options.convert.deadline.is_none() {
             options.convert.deadline = self
-                .limits
+                .options
                 .query_timeout
                 .and_then(|limit| std::time::Instant::now().checked_add(limit));
         }
@@ -371,7 +536,7 @@ impl ProfileSession {
             .tables_with(self.strings)?
             .register(&self.ctx, &self.schema)
             .await?;
-        if self.limits.events_db_schema {
+        if self.options.events_db_schema {
             crate::catalog::ensure_schema(&self.ctx, EVENTS_DB_SCHEMA)?;
             let view = self
                 .ctx
@@ -433,13 +598,4 @@ async fn plan(
         .with_allow_dml(false)
         .with_allow_statements(false);
     Ok(ctx.sql_with_options(sql, options).await?)
-}
-
-/// Plans `sql` and starts its stream.
-async fn start(
-    ctx: SessionContext,
-    read_only: bool,
-    sql: String,
-) -> Result<datafusion::execution::SendableRecordBatchStream> {
-    Ok(plan(&ctx, read_only, &sql).await?.execute_stream().await?)
 }

@@ -253,7 +253,7 @@ pub enum StringColumns {
 }
 
 impl StringColumns {
-    /// The schema DataFusion sees for `table` ([`sql_schema`]), its
+    /// The schema DataFusion sees for `table` (`sql_schema`), its
     /// dictionary string columns plain under [`StringColumns::Plain`].
     pub fn schema(self, table: Table) -> SchemaRef {
         let schema = sql_schema(table);

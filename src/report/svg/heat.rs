@@ -26,8 +26,8 @@ pub(super) const NO_DATA_FILL: &str = "#ffffff";
 /// Swatches in the legend.
 pub(super) const HEAT_LEGEND_STEPS: usize = 11;
 
-/// The fill for a fraction (busy, slots used): interpolated along [`HEAT_STOPS`],
-/// clamped to `[0, 1]`; NaN gives [`NO_DATA_FILL`].
+/// The fill for a fraction (busy, slots used): interpolated along `HEAT_STOPS`,
+/// clamped to `[0, 1]`; NaN gives `NO_DATA_FILL`.
 pub fn heat_colour(fraction: f64) -> String {
     if fraction.is_nan() {
         return NO_DATA_FILL.to_string();

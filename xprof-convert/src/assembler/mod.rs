@@ -14,7 +14,7 @@
 //!   ([`TraceAssembler::place_sorted`]);
 //! - containment: `step_event_id`, `module_event_id` and `kernel_event_id`
 //!   from the device's `Steps`, `XLA Modules` and kernel tracks (by
-//!   [`Role`](crate::names::Role)); readers emit container tracks first;
+//!   [`Role`]); readers emit container tracks first;
 //! - flows and correlation ids, paired at the end of the trace;
 //! - counters, and typed rows for every table
 //!   ([`xprof_format::small_table_rows`]);

@@ -16,7 +16,7 @@
 //!
 //! A tree is small (a node per kernel and scope, not per launch), so its
 //! nodes are read whole and written sorted; nesting deeper than
-//! [`MAX_DEPTH`](crate::codec::json::MAX_DEPTH) is an error.
+//! [`MAX_DEPTH`] is an error.
 
 use std::borrow::Cow;
 use std::path::Path;

@@ -312,7 +312,7 @@ impl PartWriter {
     }
 
     /// [`PartWriter::finish`], the files going to `subdir` of each table's
-    /// folder (a warehouse's [`partition_path`]), known only now: a
+    /// folder (a warehouse's [`partition_path`](super::partition_path)), known only now: a
     /// capture's date is read during conversion. Fails, keeping nothing,
     /// when a file of the part is there already.
     pub fn finish_in(mut self, subdir: &Path) -> Result<Vec<PathBuf>> {

@@ -12,7 +12,7 @@
 //!
 //! A TPU kernel-profiling capture's region markers (zero-length events)
 //! are written as slices of their measured time, each under a slice of
-//! its kernel execution on the markers' track ([`regions`]).
+//! its kernel execution on the markers' track (`regions.rs`).
 //!
 //! Slices on one track must nest for a viewer to draw them; a slice that
 //! overlaps the one before without nesting in it goes to an overflow lane

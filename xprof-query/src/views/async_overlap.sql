@@ -3,6 +3,24 @@
 -- exposed time, overlap ratio and class (hidden, partial, exposed;
 -- `unpaired` for a start or done without its pair): XProf's
 -- analyze_async_overlap.
+-- @column trace_id: the converted input (`traces.trace_id`).
+-- @column device_id: the device (`devices.device_id`).
+-- @column device_name: the device's name (`/device:TPU:0`).
+-- @column window_source: `Async XLA Ops` (an event of that line) or `start_done_pairs` (a
+--   start and a done of the op lines).
+-- @column name: the window's instruction (the start op's, or the `Async XLA Ops` event's).
+-- @column op: the op family (`all-gather.4-start` is `all-gather`).
+-- @column start_event_id: the start op (`events.event_id`); NULL for an unpaired done.
+-- @column done_event_id: the done op (`events.event_id`); NULL for an unpaired start.
+-- @column start_ps: the window's start, ps from the trace start.
+-- @column end_ps: the window's end, ps from the trace start; NULL when unpaired.
+-- @column span_ps: `end_ps - start_ps`, in ps; NULL when unpaired.
+-- @column covered_ps: time in the window the device computed (the union of its non-async
+--   ops), in ps; NULL when unpaired.
+-- @column exposed_ps: `span_ps - covered_ps`, in ps; NULL when unpaired.
+-- @column overlap_ratio: `covered_ps / span_ps`, from 0 to 1; NULL when unpaired.
+-- @column class: `hidden` (ratio 0.9 or more), `exposed` (0.1 or less), `partial`, or
+--   `unpaired` (a start or done without its pair).
 --
 -- XProf's `analyze_async_overlap` (XProf 2.24.2; the rules are in
 -- tests/fixtures/tpu/expected/NOTES.md) per async window: how much of an
@@ -27,49 +45,13 @@
 --   number (`all-gather.4-start` is `all-gather`).
 -- Times are the events' ps (XProf goes through doubles of ns and may
 -- differ by a ps where a time is not whole ns).
-WITH op_events AS (
-  SELECT e.trace_id, t.device_id, d.name AS device_name, CAST(t.name AS VARCHAR) AS line_name,
-         e.event_id, e.ts_ps AS start_ps, e.ts_ps + e.dur_ps AS end_ps,
-         CASE WHEN starts_with(trim(CAST(e.name AS VARCHAR)), '%')
-              THEN trim(split_part(substr(trim(CAST(e.name AS VARCHAR)), 2), ' = ', 1))
-              ELSE trim(CAST(e.name AS VARCHAR)) END AS instruction
-  FROM events e
-  JOIN tracks t ON t.trace_id = e.trace_id AND t.track_id = e.track_id
-  JOIN devices d ON d.trace_id = t.trace_id AND d.device_id = t.device_id
-  WHERE t.name IN ('XLA Ops', 'Sparse Core Ops', 'Async XLA Ops')
-),
-matches AS (
-  SELECT o.*,
-         regexp_match(instruction, '^(.+)-(start|done)(\.[0-9]+)?$') AS start_done,
-         regexp_match(instruction, '^(send|recv)(\.[0-9]+)?$') AS send_recv
-  FROM op_events o
-),
-roles AS (
-  SELECT m.*,
-         CASE WHEN start_done IS NOT NULL THEN start_done[2]
-              WHEN send_recv IS NOT NULL THEN 'start' END AS role,
-         CASE WHEN start_done IS NOT NULL THEN start_done[1] || coalesce(start_done[3], '')
-              WHEN send_recv IS NOT NULL THEN instruction END AS async_key,
-         split_part(regexp_replace(coalesce(start_done[1], send_recv[1], instruction),
-                                   '(\.[0-9]*)+$', ''), '.', -1) AS op
-  FROM matches m
-),
-compute AS (
-  SELECT trace_id, device_id, start_ps, end_ps,
-         max(end_ps) OVER (PARTITION BY trace_id, device_id ORDER BY start_ps, end_ps
-                           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before_end_ps
-  FROM roles
-  WHERE line_name <> 'Async XLA Ops' AND role IS NULL AND end_ps > start_ps
-),
-compute_islands AS (
-  SELECT trace_id, device_id, start_ps, end_ps,
-         sum(CASE WHEN start_ps > before_end_ps THEN 1 ELSE 0 END)
-           OVER (PARTITION BY trace_id, device_id ORDER BY start_ps, end_ps ROWS UNBOUNDED PRECEDING) AS island
-  FROM compute
+WITH roles AS (
+  SELECT * FROM _tpu_op_events
 ),
 busy AS (
-  SELECT trace_id, device_id, min(start_ps) AS start_ps, max(end_ps) AS end_ps
-  FROM compute_islands GROUP BY trace_id, device_id, island
+  SELECT trace_id, group_id AS device_id, start_ps, end_ps
+  FROM _op_busy_islands
+  WHERE scope = 'device_compute'
 ),
 async_lines AS (
   SELECT DISTINCT trace_id, device_id FROM roles WHERE line_name = 'Async XLA Ops'

@@ -1,6 +1,24 @@
 -- Per kernel execution and bundle number: units issued, instructions, first
 -- and last time; each gap in the bundle sequence (a scheduling bubble) as a
 -- row of its own with its length in bundles and ps.
+-- @column trace_id: the converted input (`traces.trace_id`).
+-- @column device_id: the TPU device (plane) of the kernel execution; joins `devices`.
+-- @column kernel_event_id: the `XLA Ops`/`PALLAS` event of the kernel execution.
+-- @column kernel: the kernel's short name (the display name of that event).
+-- @column row_kind: `bundle` for a bundle that issued instructions, `bubble` for a gap in the
+--   bundle sequence.
+-- @column bundle_number: the bundle number of the instructions; on a `bubble` row, the first bundle
+--   missing.
+-- @column units: distinct units that issued an instruction in the bundle (a count); 0 on `bubble`
+--   rows.
+-- @column instructions: instructions issued in the bundle (a count); 0 on `bubble` rows.
+-- @column first_ps: start of the bundle's first instruction, in ps from the trace start; on a
+--   `bubble` row, the end of the bundle before the gap.
+-- @column end_ps: latest end of the bundle's instructions, in ps from the trace start; on a
+--   `bubble` row, the start of the bundle after the gap.
+-- @column gap_bundles: on a `bubble` row, the bundles missing (a count); NULL on `bundle` rows.
+-- @column gap_ps: on a `bubble` row, the time from the end of the bundle before to the start of the
+--   one after, in ps (0 or less when they overlap); NULL on `bundle` rows.
 --
 -- Per kernel execution and bundle number: units that issued in the bundle,
 -- instructions, and when it started and ended (`row_kind = 'bundle'`); and

@@ -1,5 +1,59 @@
 -- One row per op or kernel execution on a device (TPU `XLA Ops`/`PALLAS`,
 -- GPU streams, host events with an `hlo_op`): what busy time is made of.
+-- @column trace_id: the converted input (`traces.trace_id`).
+-- @column device_id: the device (plane) that ran the op; joins `devices`.
+-- @column device_name: the device's name (`devices.name`), e.g. `/device:TPU:0`, `/device:GPU:0`,
+--   `/host:CPU`.
+-- @column device_kind: the device's kind (`devices.kind`): `tpu`, `sparse_core`, `custom`, `gpu` or
+--   `host`.
+-- @column track_id: the track (line, stream or thread) of the op; joins `tracks`.
+-- @column track_name: the track's name (`tracks.name`): `XLA Ops`, `Sparse Core Ops`, a GPU stream,
+--   a host thread.
+-- @column event_id: the op's event (`events.event_id`).
+-- @column metadata_id: the event's metadata (`events.metadata_id`); joins `event_metadata` and
+--   `hlo_ops`.
+-- @column parent_id: `event_id` of the event enclosing the op on the same track; NULL for a
+--   top-level event.
+-- @column name: the event metadata name (on XLA op lines it can be the full HLO text).
+-- @column display_name: the event metadata display name, or `name` when it has none (the short op
+--   name on XLA op lines).
+-- @column hlo_op: stat `hlo_op`, the HLO instruction the op runs; NULL when the event has none.
+-- @column hlo_module: stat `hlo_module`; NULL when absent.
+-- @column program_id: stat `program_id` (unsigned), the XLA program; NULL when absent.
+-- @column hlo_category: stat `hlo_category`; NULL when absent.
+-- @column tf_op: stat `tf_op`, the framework op (`jit(f)/dot_general`); NULL when absent.
+-- @column ts_ps: start, in ps from the trace start.
+-- @column dur_ps: duration, in ps (for an aggregated event, the sum over its occurrences).
+-- @column end_ps: end, `ts_ps + dur_ps`, in ps from the trace start.
+-- @column self_ps: duration less the durations of its direct children on the same track, in ps.
+-- @column depth: nesting depth on the track: 0 for a top-level event.
+-- @column device_offset_ps: stat `device_offset_ps` as written (not shifted), in ps; NULL when
+--   absent.
+-- @column device_duration_ps: stat `device_duration_ps`, in ps; NULL when absent (the analyses then
+--   use `dur_ps`).
+-- @column occurrences: 1, or `XEvent.num_occurrences` for an aggregated event (a count).
+-- @column flops: stat `flops`: FLOP of one execution, from the compiler's cost model; NULL when
+--   absent.
+-- @column bytes_accessed: stat `bytes_accessed`: bytes accessed by one execution, from the
+--   compiler's cost model; NULL when absent.
+-- @column correlation_id: stat `correlation_id`, which pairs a GPU op with its host launch; NULL
+--   when absent.
+-- @column step_event_id: on device planes, the `Steps` event of the same device containing the op;
+--   NULL elsewhere or outside any step.
+-- @column module_event_id: on device planes, the `XLA Modules` event of the same device containing
+--   the op; NULL elsewhere or outside any module.
+-- @column instruction_category: XLA's category of the op's HLO instruction
+--   (`hlo_instructions.category`), found by `program_id` and `hlo_op` (its part after the last
+--   `::`); NULL when the instruction is not found.
+-- @column instruction_expression: the HLO instruction as text, as XProf prints it
+--   (`hlo_instructions.expression`); NULL when the instruction is not found.
+-- @column instruction_tf_op: the framework op of the HLO instruction, `op_name:op_type`
+--   (`hlo_instructions.tf_op`); NULL when the instruction is not found.
+-- @column instruction_source: `file:line` of the HLO instruction (`hlo_instructions.source`); NULL
+--   when the instruction is not found or has none.
+-- @column is_hlo_instruction: whether the op is an instruction of its program (found in
+--   `hlo_instructions`); NULL when the trace holds no HLO proto of the program, false for an op
+--   that is none of its instructions (a CUDA-graph `command_buffer`).
 --
 -- One row per op or kernel execution on a device: the intervals that busy
 -- time is made of. On TPUs, SparseCores and custom accelerators: every event

@@ -1,6 +1,18 @@
 -- Per pair of engines (TensorCore and SparseCore op lines) of a TPU chip:
 -- busy time of each and the time both were busy: XProf's
 -- analyze_async_overlap concurrency.
+-- @column trace_id: the converted input (`traces.trace_id`).
+-- @column chip: the TPU chip, N of `/device:TPU:N`.
+-- @column a_device_name: the first engine's device (`/device:TPU:0`,
+--   `/device:TPU:0 SparseCore 1`).
+-- @column a_line_name: the first engine's line: `XLA Ops` or `Sparse Core Ops`.
+-- @column a_busy_ps: the first engine's busy time (the union of its events), in ps.
+-- @column b_device_name: the second engine's device.
+-- @column b_line_name: the second engine's line.
+-- @column b_busy_ps: the second engine's busy time, in ps.
+-- @column concurrent_ps: time both engines were busy, in ps.
+-- @column concurrent_ratio: `concurrent_ps` over the shorter busy time, from 0 to 1 (0 when that
+--   is 0).
 --
 -- XProf's `analyze_async_overlap` concurrency (XProf 2.24.2; rules in
 -- tests/fixtures/tpu/expected/NOTES.md): per TPU chip, how long each pair
@@ -20,23 +32,10 @@ WITH engines AS (
     AND d.name ~ '^/device:TPU:([0-9]+)( SparseCore( [A-Za-z]+)? ([0-9]+))?$'
     AND t.event_count > 0
 ),
-spans AS (
-  SELECT e.trace_id, e.track_id, e.ts_ps AS start_ps, e.ts_ps + e.dur_ps AS end_ps,
-         max(e.ts_ps + e.dur_ps) OVER (PARTITION BY e.trace_id, e.track_id ORDER BY e.ts_ps, e.dur_ps
-                                       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before_end_ps
-  FROM events e
-  JOIN engines g ON g.trace_id = e.trace_id AND g.track_id = e.track_id
-  WHERE e.dur_ps > 0
-),
-islands AS (
-  SELECT trace_id, track_id, start_ps, end_ps,
-         sum(CASE WHEN start_ps > before_end_ps THEN 1 ELSE 0 END)
-           OVER (PARTITION BY trace_id, track_id ORDER BY start_ps, end_ps ROWS UNBOUNDED PRECEDING) AS island
-  FROM spans
-),
 busy AS (
-  SELECT trace_id, track_id, min(start_ps) AS start_ps, max(end_ps) AS end_ps
-  FROM islands GROUP BY trace_id, track_id, island
+  SELECT trace_id, group_id AS track_id, start_ps, end_ps
+  FROM _op_busy_islands
+  WHERE scope = 'track'
 ),
 engine_busy AS (
   SELECT g.trace_id, g.track_id, g.device_name, g.line_name, g.chip,

@@ -3,6 +3,15 @@
 -- step name, step number; also for host-only profiles. Defined by this SQL,
 -- computed by a walk in memory that gives its rows
 -- (xprof_query::event_steps).
+-- @column trace_id: the converted input (`traces.trace_id`).
+-- @column event_id: the event that belongs to the step: a host event or a GPU op
+--   (`events.event_id`).
+-- @column step_group_id: number of the step in its trace, from 0, in the order of the step roots'
+--   starts (ties by event id): XProf's `group_id`.
+-- @column step_root_event_id: `event_id` of the step's root: the event with stat `_r` that the
+--   event descends from and that starts earliest.
+-- @column step_name: the step's name: `<root name> <iter_num>`, else `<root name> <step_num>`,
+--   else `<root name> <step_group_id>` (e.g. `train 0`), as XProf's Events DB `step`.
 --
 -- The step of each event, as XProf's Events DB gives it (its `step`
 -- column, from the `group_id` XProf's GroupTfEvents assigns): host events

@@ -2,6 +2,69 @@
 -- (`device`, `start_ns`, `self_time_ns`, `step`, `category`, `hlo_op`,
 -- `trace_args`, ...), so queries written for XProf's `Events` view run
 -- unchanged (`--schema events_db` names it `events`).
+-- @column device: XProf's device: `cpu:0` for the `/host:CPU` plane, `gpu:<XPlane.id>` on GPU
+--   planes, the plane name without `/device:` on TPU planes (`TPU:0`), the whole plane name on
+--   `/device:CUSTOM:` planes.
+-- @column stream_id: on device rows, the low 32 bits of `XLine.id` (unsigned); NULL on host rows.
+-- @column thread_id: on host rows, the low 32 bits of `XLine.id` (unsigned); NULL on device rows.
+-- @column thread_name: on host rows, the thread's line name (`XLine.name`); NULL on device rows.
+-- @column correlation_id: on host and GPU stream rows, the low 32 bits of stat `correlation_id`
+--   (host launch to GPU kernel); NULL elsewhere or when absent.
+-- @column kernel_name: the event metadata name (never the display name), prefixed `HLO Module:` on
+--   `XLA Modules` lines (GPU, TPU) and `step:` on a TPU `Steps` line.
+-- @column kernel_details: on GPU stream rows, stat `kernel_details` (`regs:… static_shared:…
+--   dynamic_shared:… grid:x,y,z block:x,y,z occ_pct:…`); NULL elsewhere or when absent.
+-- @column tf_op_name: the framework op's name: on host rows parsed from the event name when it is a
+--   TensorFlow op (`scope/name:Type`), else NULL; on GPU stream rows from the framework op of the
+--   kernel's HLO instruction (NULL when not found); on GPU `XLA Ops`/`XLA Modules`, TPU and custom
+--   rows the stat `tf_op` up to its first `:` (NULL without the stat).
+-- @column tf_op_type: the framework op's type, from the same source as `tf_op_name`: the parsed
+--   type on host rows, the type of the instruction's framework op on GPU stream rows, the stat
+--   `tf_op` after its first `:` on device XLA lines (empty when it has none); NULL where that
+--   source is missing.
+-- @column hlo_op: on GPU stream rows, stat `hlo_op` after its last `::`; on TPU `XLA Ops` rows, the
+--   event's display name; NULL elsewhere.
+-- @column hlo_module: on GPU stream rows, stat `hlo_module`; on TPU `XLA Ops` rows, the name of the
+--   enclosing `XLA Modules` event; NULL elsewhere.
+-- @column start_ns: start in ns as XProf computes it: the line's `timestamp_ns` plus the event
+--   offset over 1000, in double, truncated; not rebased (relative to whatever the line timestamps
+--   are relative to).
+-- @column end_ns: end in ns: `start_ns` plus the duration over 1000, in double, truncated.
+-- @column self_time_ns: duration in ns, truncated; on TPU TensorCore planes (`Steps`, `XLA
+--   Modules`, `XLA Ops`) less the durations of the events nested in it on its line, at least 0.
+-- @column step: on host and GPU stream rows, the step name from `event_steps` (`train 0`); on TPU
+--   `XLA Ops` rows, `step:` and the name of the enclosing `Steps` event; NULL elsewhere or outside
+--   any step.
+-- @column category: `host` on host rows, `device` on GPU stream rows, else the line name (`XLA
+--   Ops`, `XLA Modules`, `Steps`, ...).
+-- @column flops: on GPU `XLA Ops`/`XLA Modules`, TPU and custom rows, stat `flops` (a FLOP count);
+--   NULL elsewhere or when absent.
+-- @column memory_accessed: on the same rows as `flops`, stat `bytes_accessed`, in bytes; NULL
+--   elsewhere or when absent.
+-- @column input_tensors: on GPU stream rows whose HLO instruction is found, the shapes of its
+--   operands in order, without layouts (`f32[1024]`); NULL otherwise.
+-- @column output_tensors: on GPU stream rows whose HLO instruction is found, its result shape
+--   without layout, as a one-element list; NULL otherwise.
+-- @column trace_args: the stats no column holds, `key=value` joined by `,` in key order (on devices
+--   the metadata's stats, then the event's; on the host the event's own), a double as `%g`, bytes
+--   as `<opaque bytes>`, with `step_name=` added on a host step root; NULL when none is left.
+-- @column hlo_fingerprint: XLA's fingerprint of the HLO instruction in XProf; always NULL here (not
+--   reproduced).
+-- @column flow: on host rows, stat `flow` as written (unsigned 64 bits); NULL elsewhere or when
+--   absent.
+-- @column source_line: stat `source` (`file:line`) on host, GPU `XLA Ops`/`XLA Modules`, TPU and
+--   custom rows; NULL on GPU stream rows or when absent.
+-- @column dcn_src_slice_id: XProf's source slice of a DCN message event; always NULL here (no DCN
+--   event is decoded).
+-- @column dcn_dst_slice_id: XProf's destination slice of a DCN message event; always NULL here.
+-- @column dcn_src_logical_device_id: XProf's source logical device of a DCN message event; always
+--   NULL here.
+-- @column dcn_dst_logical_device_id: XProf's destination logical device of a DCN message event;
+--   always NULL here.
+-- @column dcn_collective_name: XProf's collective name of a DCN message event; always NULL here.
+-- @column dcn_duration_us: XProf's duration of a DCN message event, in µs; always NULL here.
+-- @column dcn_payload_size_bytes: XProf's payload of a DCN message event, in bytes; always NULL
+--   here.
 --
 -- XProf's Events DB (`xprof create_events_db`, XProf 2.24.2) as a view:
 -- the rows, the 31 columns (names, types, order) and their meanings, so

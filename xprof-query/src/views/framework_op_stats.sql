@@ -1,6 +1,43 @@
 -- Per framework op (`tf_op` split into type and operation), device rows
 -- with an IDLE row and host rows: occurrences, total and self time,
 -- percentages, rates, bound_by: XProf's framework_op_stats.
+-- @column trace_id: the converted input (`traces.trace_id`).
+-- @column rank: position of the row in its trace: the `Device` rows first, then the `Host` rows,
+--   each by total self time, largest first (ties by `operation`); 1 is the first.
+-- @column host_or_device: `Device` (summed from `hlo_stats`) or `Host` (host-thread framework
+--   ops).
+-- @column type: the framework op's type as `parse_tf_op` splits it (e.g. a TensorFlow op type);
+--   `Unknown` when it has none, `IDLE` on the idle rows.
+-- @column operation: the framework op's name as `parse_tf_op` gives it (e.g.
+--   `jit(f)/dot_general`); on a device row whose ops carry no `tf_op`, the HLO op; `IDLE` on the
+--   idle rows.
+-- @column occurrences: executions: on device rows the largest `occurrences` of the operation's
+--   `hlo_stats` rows, on host rows the sum of its events' `occurrences`; 0 on the idle rows.
+-- @column total_time_us: summed time, in µs: device rows sum the `hlo_stats` total times, host
+--   rows the events' durations; on an idle row, the idle time.
+-- @column avg_time_us: `total_time_us` over `occurrences`, in µs; 0 when `occurrences` is 0 (the
+--   idle rows).
+-- @column total_self_time_us: summed self time, in µs: device rows sum the `hlo_stats` self
+--   times, host rows the durations less those of the framework ops directly inside; on an idle
+--   row, the idle time.
+-- @column avg_self_time_us: `total_self_time_us` over `occurrences`, in µs; 0 when `occurrences`
+--   is 0 (the idle rows).
+-- @column self_time_pct: `total_self_time_us` over the time of its side, in percent (0 to 100):
+--   the device time, idle included, for `Device` rows; the host ops' self time plus host idle for
+--   `Host` rows; 0 when that time is 0.
+-- @column cumulative_self_time_pct: self time of this row and of the rows of its side ranked
+--   before it, over the side's time, in percent (0 to 100); 0 when that time is 0.
+-- @column measured_gflops_per_s: the operation's `flops` (cost model) per ns of total time, in
+--   GFLOP/s; 0 without a FLOP count or time (host and idle rows).
+-- @column model_gflops_per_s: the operation's `model_flops` per ns of total time, in GFLOP/s; 0
+--   without a FLOP count or time (host and idle rows).
+-- @column memory_gibps: the operation's `bytes_accessed` per total time, in GiB/s; 0 without a
+--   byte count or time (host and idle rows).
+-- @column operational_intensity: `flops` over `bytes_accessed`, in FLOP per byte; 0 where either
+--   is missing or the bytes are 0.
+-- @column bound_by: `HBM` when the bandwidth is a larger share of the device's peak HBM bandwidth
+--   than the FLOP rate is of its peak FLOP/s, else `Compute`; `Unknown` when both shares are 0
+--   (host and idle rows, no counts or no peaks).
 --
 -- Per framework op (the `tf_op` of device ops, e.g. `jit(f)/dot_general`,
 -- split by `parse_tf_op` into operation and type as XProf does), on the

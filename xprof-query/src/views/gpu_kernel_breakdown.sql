@@ -10,6 +10,18 @@
 -- `others`); `launches` how many launches. The statistics are over
 -- launches on every row; HTA, once it groups, gives them over the names'
 -- totals instead (docs/analyses.md shows the difference).
+-- @column trace_id: the converted input (`traces.trace_id`).
+-- @column rank: the trace's rank (`distributedInfo.rank`); NULL when the trace has none.
+-- @column kernel_type: HTA's kernel type: `COMPUTATION`, `COMMUNICATION` or `MEMORY`.
+-- @column name: the kernel name, or `others` for HTA's grouping of the names past the tenth or
+--   past the 0.8 quantile of the running totals.
+-- @column names: kernel names the row holds, a count (1, more only for `others`).
+-- @column launches: GPU events (launches) the row holds, a count.
+-- @column sum_ps: total duration of the launches, in ps.
+-- @column max_ps: longest launch, in ps.
+-- @column min_ps: shortest launch, in ps.
+-- @column mean_ps: mean launch duration, in ps.
+-- @column stddev_ps: sample standard deviation of the launch durations, in ps; 0 for one launch.
 --
 WITH per_name AS (
   SELECT trace_id, rank, kernel_type, name, dur_ps

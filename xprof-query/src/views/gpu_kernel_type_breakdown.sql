@@ -8,6 +8,14 @@
 -- merged first); `pct` its share of the rank's busy time (HTA rounds it
 -- to 1 place, and sums the times over ranks before its percentages).
 -- Only sets that run for some time are rows.
+-- @column trace_id: The converted input (`traces.trace_id`).
+-- @column rank: The trace's rank (`distributedInfo.rank`); NULL when the trace has none.
+-- @column kernel_type: HTA's label of the set of kernel types running at once: one type
+--   (`COMPUTATION`, `COMMUNICATION`, `MEMORY`) or those running together joined by ` overlapping `.
+-- @column time_ps: Time during which exactly those types ran, each type's intervals merged first,
+--   in ps (above 0).
+-- @column pct: `time_ps` over the rank's busy time (the union of its COMPUTATION, COMMUNICATION and
+--   MEMORY events), in percent (0 to 100), not rounded.
 --
 -- Each set's time comes from the lengths of the unions of every
 -- combination of types (inclusion-exclusion over the three types:

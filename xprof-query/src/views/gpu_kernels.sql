@@ -2,6 +2,40 @@
 -- PyTorch Kineto, Proton's kernel timeline): device, stream, start,
 -- duration, grid/block/registers/shared memory when recorded, and the host
 -- launch it pairs with.
+-- @column trace_id: the converted input (`traces.trace_id`).
+-- @column source_format: input format of the trace (`traces.source_format`): `xspace` or
+--   `chrome_trace`.
+-- @column host: host name of the trace (`traces.host`, the file stem).
+-- @column device_id: the GPU device (`devices.device_id`).
+-- @column device_name: the device's name, e.g. `/device:GPU:0` or, in a Chrome trace, `GPU 0`.
+-- @column device_ordinal: the device number from its name (`devices.ordinal`); NULL when the name
+--   has none.
+-- @column track_id: the stream track the kernel ran on (`tracks.track_id`).
+-- @column stream_id: the stream's `tracks.line_id`: the XLine id, or in a Chrome trace its `tid`.
+-- @column stream_name: the stream track's name.
+-- @column event_id: the kernel execution (`events.event_id`).
+-- @column name: the kernel's name.
+-- @column ts_ps: kernel start, in ps from the trace start.
+-- @column dur_ps: kernel duration, in ps.
+-- @column end_ps: kernel end (`ts_ps + dur_ps`), in ps from the trace start.
+-- @column grid_x: grid size along x, in blocks; NULL when the source does not record it.
+-- @column grid_y: grid size along y, in blocks; NULL when the source does not record it.
+-- @column grid_z: grid size along z, in blocks; NULL when the source does not record it.
+-- @column block_x: block size along x, in threads; NULL when the source does not record it.
+-- @column block_y: block size along y, in threads; NULL when the source does not record it.
+-- @column block_z: block size along z, in threads; NULL when the source does not record it.
+-- @column registers_per_thread: registers per thread, a count; NULL when the source does not
+--   record it.
+-- @column shared_memory_bytes: shared memory per block, in bytes (XSpace: static plus dynamic;
+--   Kineto: the `shared memory` arg); NULL when the source does not record it.
+-- @column correlation_id: the kernel's `correlation_id` stat, pairing it with its host launch
+--   (the CUDA API call); NULL when it has none.
+-- @column launch_event_id: the host launch event paired with the kernel through `correlation_id`
+--   (`flows`; the smallest event id when several); NULL when there is none.
+-- @column launch_name: the launch event's name (e.g. `cudaLaunchKernel`); NULL without a launch.
+-- @column launch_ps: start of the launch event, in ps from the trace start; NULL without a
+--   launch.
+-- @column launch_delay_ps: kernel start less the launch's start, in ps; NULL without a launch.
 --
 -- One row per GPU kernel execution, whatever the source: XSpace GPU
 -- streams (stream events with a `kernel_details` stat, as XProf's

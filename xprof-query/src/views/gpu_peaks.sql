@@ -1,6 +1,22 @@
 -- The project's table of GPU peaks by architecture and SM count (A100, H100
 -- SXM/PCIe, H200, B200, MI300X/A): dense tensor TFLOP/s for FP8, FP16/BF16,
 -- TF32, FP64, and memory bandwidth.
+-- @column arch: GPU architecture as Proton's `device_info.arch` names it: the CUDA compute
+--   capability without the dot (`80`, `90`, `100`) or the AMD target (`gfx942`).
+-- @column sm_count: streaming multiprocessors (AMD: compute units) of the part, which tell apart
+--   parts of one architecture (a count).
+-- @column device_type: `CUDA` (NVIDIA) or `HIP` (AMD).
+-- @column model: the part's name (`A100 SXM`, `H100 SXM`, `H200 SXM`, `H100 PCIe`, `B200`,
+--   `MI300X`, `MI300A`).
+-- @column fp8_tflops: dense FP8 tensor-core peak, in TFLOP/s (Proton's `flops8` counts against it);
+--   NULL where the part has no FP8 (A100).
+-- @column fp16_tflops: dense FP16/BF16 tensor-core peak, in TFLOP/s (Proton's `flops16`).
+-- @column tf32_tflops: dense TF32 tensor-core peak, in TFLOP/s (Proton's `flops32` and `flops`
+--   without a width).
+-- @column fp64_tflops: FP64 tensor-core (AMD: matrix) peak, in TFLOP/s (Proton's `flops64`).
+-- @column hbm_gbps: nominal memory bandwidth from the datasheet, in GB/s.
+-- @column source: the vendor document the row's numbers are read from, with the figures as it gives
+--   them.
 --
 -- The project's table of GPU peak rates, by architecture (as Proton's
 -- `device_info.arch` and XSpace's compute capability name it) and SM/CU

@@ -1,6 +1,61 @@
 -- Per (program_id, HLO op): occurrences, total and self time, self-time
 -- percent and cumulative percent, FLOP rates, memory bandwidth, operational
 -- intensity, bound_by, rank: XProf's hlo_stats.
+-- @column trace_id: the converted input (`traces.trace_id`).
+-- @column rank: position of the row in its trace by total self time, largest first (ties by
+--   `hlo_op`, then `program_id`); 1 is the first.
+-- @column program_id: the ops' `program_id` stat (unsigned, as XLA writes it); NULL where the ops
+--   carry none.
+-- @column hlo_op: the op's name: on GPUs the `hlo_op` stat (its part after the last `::`),
+--   elsewhere the event's `display_name`.
+-- @column hlo_op_name: the instruction name in `expression` (the text before ` = `, without its
+--   `%`), else `hlo_op`.
+-- @column category: HLO category: for a GPU op found in `hlo_instructions`, its instruction's;
+--   else the `hlo_category` stat; NULL when neither is known.
+-- @column expression: the op's HLO text: for a GPU op found in `hlo_instructions`, its
+--   instruction's; else `hlo_ops.expression` (the event metadata name); NULL when not known.
+-- @column tf_op: framework op (e.g. `jit(f)/dot_general`): for a GPU op found in
+--   `hlo_instructions`, its instruction's; else the `tf_op` stat; NULL when not known.
+-- @column source: `file:line` of the op's source: for a GPU op found in `hlo_instructions`, its
+--   instruction's; else the `source` stat (`hlo_ops.source`); NULL when not known.
+-- @column device_kind: kind of the device the ops ran on (`devices.kind`): `tpu`, `sparse_core`,
+--   `custom`, `gpu`, or `host` (only in traces without accelerator ops).
+-- @column occurrences: executions of the op: the sum of its events' `occurrences`, a count.
+-- @column total_time_us: summed time of the op's executions, in µs: each event's
+--   `device_duration_ps` when it has both device stats, else `dur_ps`.
+-- @column avg_time_us: `total_time_us` over `occurrences`, in µs.
+-- @column total_self_time_us: summed self time, in µs: on TPUs, SparseCores and custom devices
+--   the time less that of the ops nested in it (by device spans, `op_parent`; at least 0),
+--   elsewhere the whole time.
+-- @column avg_self_time_us: `total_self_time_us` over `occurrences`, in µs.
+-- @column self_time_pct: `total_self_time_us` over `device_time_us`, in percent (0 to 100); NULL
+--   when the device time is 0.
+-- @column cumulative_self_time_pct: self time of this row and of every row ranked before it in
+--   the trace, over `device_time_us`, in percent (0 to 100); NULL when the device time is 0.
+-- @column flops: FLOP of the op's executions: the `flops` stat (cost model, per execution) times
+--   occurrences, summed; NULL when no event has the stat.
+-- @column model_flops: model FLOP: the op's `model_flops` metadata stat (`hlo_ops`) where above
+--   0, else its `flops`, times occurrences, summed; NULL when neither is known.
+-- @column bytes_accessed: bytes the op accesses: the `bytes_accessed` stat (cost model, per
+--   execution) times occurrences, summed, in bytes; NULL when no event has the stat.
+-- @column model_gflops_per_s: `model_flops` per ns of total time, in GFLOP/s; 0 where there is no
+--   FLOP count or no time.
+-- @column measured_gflops_per_s: `flops` per ns of total time, in GFLOP/s (the FLOP are the cost
+--   model's, the time measured); 0 where there is no FLOP count or no time.
+-- @column memory_gibps: `bytes_accessed` per total time, in GiB/s; 0 where there is no byte count
+--   or no time.
+-- @column operational_intensity: `flops` over `bytes_accessed`, in FLOP per byte; 0 where either
+--   is missing or the bytes are 0.
+-- @column bound_by: `HBM` when the op's bandwidth is a larger share of `peak_hbm_gbps` than its
+--   FLOP rate is of `peak_tflops`, else `Compute`; `Unknown` when both shares are 0 (no counts,
+--   no time or no peaks).
+-- @column peak_tflops: the device's peak compute (plane stat `peak_teraflops_per_second`), in
+--   TFLOP/s; NULL when the profile does not record it.
+-- @column peak_hbm_gbps: the device's peak HBM bandwidth (plane stat
+--   `peak_hbm_bw_gigabytes_per_second`), in GB/s; NULL when the profile does not record it.
+-- @column device_time_us: the trace's total device time, in µs: per device the larger of its ops'
+--   summed self time and the span of its ops and steps (idle included), summed over the trace's
+--   devices; the denominator of the percentages.
 --
 -- Per trace and (program_id, HLO op): XProf's hlo_stats table. An op's time
 -- is its `device_duration_ps` when the event has both device stats, else

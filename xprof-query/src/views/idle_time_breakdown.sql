@@ -11,6 +11,17 @@
 -- `idle_ratio` its share of the stream's idle time (HTA rounds both to 2
 -- places; NULL where the stream has none). HTA answers for rank 0
 -- unless asked; this view answers for every rank.
+-- @column trace_id: The converted input (`traces.trace_id`).
+-- @column rank: The trace's rank (`distributedInfo.rank`); NULL when the trace has none.
+-- @column stream: The GPU stream (the events' `stream` arg).
+-- @column idle_category: HTA's class of the gaps: `host_wait` (the launch began after the previous
+--   event ended), `kernel_wait` (a gap under 30 µs), or `other`.
+-- @column idle_ps: Sum of the class's gaps on the stream, in ps (a gap is negative when events
+--   overlap); 0 when it has none.
+-- @column gaps: Gaps in the class, a count (the stream's first event has no gap and is not
+--   counted).
+-- @column idle_ratio: `idle_ps` over the stream's idle time in all classes: a ratio, from 0 to 1
+--   when no gap is negative, not rounded; NULL when the stream's idle time is 0.
 --
 WITH work AS (
   SELECT trace_id, rank, stream, event_id, ts_ps, end_ps, launch_ps

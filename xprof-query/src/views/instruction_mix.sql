@@ -1,6 +1,18 @@
 -- Per kernel, unit and instruction: count, total time, kernel executions
 -- and share of the kernel's instructions (XProf's instruction_mix, per
 -- kernel).
+-- @column trace_id: The converted input (`traces.trace_id`).
+-- @column kernel: The kernel's short name (`llo_instructions.kernel`); NULL for instructions
+--   outside a kernel.
+-- @column unit: Functional unit (`llo_instructions.unit`: `VALU`, `MXU0`, ...).
+-- @column name: Instruction name (`llo_instructions.name`).
+-- @column instructions: Instructions of that name issued on the unit in the kernel, over all its
+--   executions, a count.
+-- @column total_ps: Sum of their durations, in ps.
+-- @column kernel_executions: Kernel executions (distinct `kernel_event_id`) they were issued in, a
+--   count.
+-- @column pct_of_kernel: `instructions` over all instructions of the kernel (every unit and name),
+--   in percent (0 to 100).
 --
 -- Per kernel (short name), unit and instruction: how many were issued, their
 -- total time, and their share of the kernel's instructions: XProf's

@@ -1,5 +1,27 @@
 -- Each host launch and the device op it started (`correlation_id` or flow):
 -- launch delay and queueing.
+-- @column trace_id: The converted input (`traces.trace_id`).
+-- @column link: How the pair is linked (`flows.kind`): `correlation_id` or `flow` (XSpace `flow`
+--   stat); a pair linked both ways is `correlation_id`.
+-- @column flow_id: The link's id (`flows.flow_id`): the correlation id or the XSpace flow id.
+-- @column launch_event_id: `event_id` of the launch on the host (the CUDA API call, the TPU program
+--   launch).
+-- @column launch_name: Name of the launch event.
+-- @column launch_device_id: Device (plane) of the launch event, usually the host.
+-- @column launch_track_id: Track (thread) of the launch event.
+-- @column launch_ps: Start of the launch call, in ps from the trace start.
+-- @column launch_dur_ps: Duration of the launch call, in ps.
+-- @column event_id: `event_id` of the device op it started (kernel, memory copy, or `XLA Modules`
+--   event).
+-- @column name: Name of the device op.
+-- @column device_id: Device the op ran on; never the launch's device.
+-- @column track_id: Track of the device op (a GPU stream, a TPU line).
+-- @column ts_ps: Start of the device op, in ps from the trace start.
+-- @column dur_ps: Duration of the device op, in ps.
+-- @column launch_delay_ps: `ts_ps` less `launch_ps`, in ps: from the start of the launch call to
+--   the start on the device.
+-- @column queue_ps: `ts_ps` less the end of the launch call (`launch_ps` + `launch_dur_ps`), in ps;
+--   negative when the device started before the call returned.
 --
 -- Each host launch paired with the device op it started, through the
 -- `correlation_id` (GPU: the CUDA API call and its kernel or copy) or an

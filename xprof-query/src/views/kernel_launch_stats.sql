@@ -13,43 +13,32 @@
 -- the trace has two or more `ProfilerStep` names, calls from the start
 -- of the last step on are left out. HTA answers for rank 0 unless asked;
 -- this view answers for every rank.
+-- @column trace_id: the converted input (`traces.trace_id`), one Kineto trace.
+-- @column rank: the trace's `distributedInfo.rank`; NULL when it has none.
+-- @column correlation: the `correlation` arg pairing the call with its GPU event.
+-- @column launch_event_id: the runtime call (`events.event_id`).
+-- @column launch_name: the call's name (`cudaLaunchKernel`, ...).
+-- @column launch_ps: the call's start, ps from the trace start.
+-- @column event_id: the GPU event it launched (`events.event_id`).
+-- @column name: the GPU event's name.
+-- @column stream: the GPU event's stream.
+-- @column ts_ps: the GPU event's start, ps from the trace start.
+-- @column cpu_duration_ps: the call's duration, in ps.
+-- @column gpu_duration_ps: the GPU event's duration, in ps.
+-- @column launch_delay_ps: from the end of the call to the GPU start, in ps; 0 when the GPU
+--   started first.
+-- @column short_kernel: the call took at most 50 µs and the GPU event less than the call.
+-- @column runtime_outlier: the call took over 50 µs.
+-- @column launch_delay_outlier: the launch delay is over 100 µs.
 --
-WITH args AS (
-  SELECT trace_id, event_id,
-         max(CASE WHEN key = 'stream' THEN int_value END) AS stream,
-         max(CASE WHEN key = 'correlation' THEN int_value END) AS correlation
-  FROM event_args
-  WHERE key IN ('stream', 'correlation')
-  GROUP BY trace_id, event_id
-),
-cpu AS (
-  SELECT e.trace_id, e.event_id, e.name, e.ts_ps, e.dur_ps, a.correlation
-  FROM events e
-  JOIN traces t ON t.trace_id = e.trace_id AND t.source_format = 'chrome_trace'
-  JOIN args a ON a.trace_id = e.trace_id AND a.event_id = e.event_id
-  WHERE a.correlation IS NOT NULL AND coalesce(a.stream, -1) = -1
-),
-steps AS (
-  SELECT e.trace_id, e.name, e.ts_ps
-  FROM events e
-  JOIN traces t ON t.trace_id = e.trace_id AND t.source_format = 'chrome_trace'
-  LEFT JOIN args a ON a.trace_id = e.trace_id AND a.event_id = e.event_id
-  WHERE e.name LIKE '%ProfilerStep%' AND coalesce(a.stream, -1) = -1
-),
-last_step AS (
-  SELECT trace_id, count(DISTINCT name) AS names, max(ts_ps) AS last_step_ps
-  FROM steps
-  GROUP BY trace_id
-),
-kept AS (
-  SELECT c.*
-  FROM cpu c
-  LEFT JOIN last_step s ON s.trace_id = c.trace_id
-  WHERE coalesce(s.names, 0) < 2 OR c.ts_ps < s.last_step_ps
+WITH cpu AS (
+  SELECT trace_id, event_id, name, ts_ps, dur_ps, correlation
+  FROM _kineto_cpu_events
+  WHERE correlation IS NOT NULL
 ),
 launched AS (
   SELECT DISTINCT trace_id, correlation
-  FROM kept
+  FROM cpu
   WHERE name IN ('cudaLaunchKernel', 'cudaLaunchKernelExC',
                  'runFunction - job_prep_and_submit_for_execution',
                  'cudaMemcpyAsync', 'cudaMemsetAsync')
@@ -60,7 +49,7 @@ pairs AS (
          g.event_id, g.name, g.stream, g.ts_ps,
          c.dur_ps AS cpu_duration_ps, g.dur_ps AS gpu_duration_ps,
          greatest(g.ts_ps - c.ts_ps - c.dur_ps, 0) AS launch_delay_ps
-  FROM kept c
+  FROM cpu c
   JOIN launched l ON l.trace_id = c.trace_id AND l.correlation = c.correlation
   JOIN kineto_gpu_events g ON g.trace_id = c.trace_id AND g.correlation = c.correlation
 )

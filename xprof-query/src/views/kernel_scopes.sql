@@ -3,6 +3,39 @@
 -- call stack, start and end cycles as recorded, times derived from the
 -- recorded clock) and TPU LLO regions (`LLO Ops`, `Pallas Primitives`,
 -- `Source code`) with the kernel event containing them.
+-- @column trace_id: the converted input (`traces.trace_id`).
+-- @column event_id: the scope instance's event (`events.event_id`).
+-- @column kernel: the kernel: for Proton the `<kernel>` of the process name `<kernel> Core<sm>
+--   CTA<cta>`, for Mosaic GPU the `<func>` of the file name, for TPU rows the short name
+--   (`display_name`) of the containing `XLA Ops`/`PALLAS` event.
+-- @column sm_id: the SM: Proton's `Core<sm>`, Mosaic GPU's `pid` less 1; NULL on TPU rows.
+-- @column cta_id: the CTA, Proton's `CTA<cta>`; NULL on Mosaic GPU and TPU rows.
+-- @column warp_id: the warp, from Proton's thread name `warp <w> (line <l>)`; NULL on Mosaic GPU
+--   and TPU rows.
+-- @column line: the `<l>` of Proton's thread name `warp <w> (line <l>)`, separating overlapping
+--   scopes of a warp; NULL on Mosaic GPU and TPU rows.
+-- @column scope: the scope's name (the event name): a Proton or Mosaic GPU scope, an LLO op, a
+--   Pallas primitive, a source line or a TraceMe stage or scope.
+-- @column call_stack: the scope's enclosing scopes as Proton writes them (its `call_stack` arg, a
+--   JSON array, outermost first); NULL on other rows or when absent.
+-- @column start_cycle: start as the trace's own cycle count (`ts_ps` plus the file's origin, over
+--   1000, rounded); NULL on TPU rows.
+-- @column end_cycle: end as the trace's own cycle count, as `start_cycle`; NULL on TPU rows.
+-- @column cycles: `end_cycle - start_cycle`, in clock cycles (SM clock cycles in a Mosaic GPU
+--   trace); NULL on TPU rows.
+-- @column frequency_mhz: the clock recorded for the scope (Proton's `Frequency (MHz)` arg), in
+--   MHz; NULL when none is recorded and on Mosaic GPU and TPU rows.
+-- @column start_ps: Proton rows: `start_cycle` converted to ps at `frequency_mhz` (rounded), NULL
+--   without a frequency; TPU rows: the event's start, in ps from the trace start; NULL on Mosaic
+--   GPU rows.
+-- @column dur_ps: Proton rows: `cycles` converted to ps at `frequency_mhz` (rounded), NULL
+--   without a frequency; TPU rows: the event's duration, in ps; NULL on Mosaic GPU rows.
+-- @column source: what recorded the scope: `proton`, `mosaic_gpu`, `llo_ops`,
+--   `pallas_primitives`, `source_code` or `traceme`.
+-- @column warpgroup_id: Mosaic GPU's warpgroup (`tid` less 1, its index in the grid); NULL on
+--   other rows.
+-- @column kernel_event_id: on TPU rows, the `XLA Ops`/`PALLAS` event containing the scope
+--   (`events.event_id`); NULL on other rows.
 --
 -- One row per scope instance of an intra-kernel, cycle-level trace:
 --

@@ -1,6 +1,34 @@
 -- GPU kernels per name, launch shape (registers, shared memory, grid,
 -- block), op and tensor-core flags: occurrences, total/avg/min/max
 -- duration, occupancy: XProf's kernel_stats.
+-- @column trace_id: the converted input (`traces.trace_id`).
+-- @column rank: the group's place in its trace by total duration, largest first (1 first).
+-- @column kernel_name: the kernel's name (the event name).
+-- @column registers_per_thread: registers per thread (`regs:` of the `kernel_details` stat); 0 when
+--   not given.
+-- @column static_shmem_bytes: static shared memory per block (`static_shared:`), in bytes; 0 when
+--   not given.
+-- @column dynamic_shmem_bytes: dynamic shared memory per block (`dynamic_shared:`), in bytes; 0
+--   when not given.
+-- @column shmem_bytes: `static_shmem_bytes + dynamic_shmem_bytes`, in bytes.
+-- @column block_dim: block shape as `x,y,z` (threads per block along each axis; 1,1,1 when not
+--   given).
+-- @column grid_dim: grid shape as `x,y,z` (blocks along each axis; 1,1,1 when not given).
+-- @column occupancy_pct: occupancy of the group's first execution (`occ_pct:` of `kernel_details`),
+--   in percent (0 to 100); NULL when not given.
+-- @column is_op_tensor_core_eligible: whether the op could use tensor cores, as XProf decides: a
+--   kernel with a `tf_op` stat that uses them, or an op name XProf lists (convolutions, MatMul,
+--   XlaDot, ...).
+-- @column is_kernel_using_tensor_core: whether the kernel name matches XProf's tensor-core kernel
+--   patterns (`hmma`, `xmma_gemm`, `h1688`, ...).
+-- @column op_name: the framework op that launched the kernel: the op name of its HLO instruction's
+--   framework op when the trace holds it, else of its `tf_op` stat; empty when neither names one.
+-- @column occurrences: executions in the group (a count).
+-- @column total_duration_us: sum of the executions' durations, each truncated to whole ns, in µs.
+-- @column avg_duration_us: total duration over occurrences, truncated to whole ns, in µs.
+-- @column min_duration_us: the shortest execution, in µs (whole ns).
+-- @column max_duration_us: the longest execution, in µs (whole ns).
+-- @column first_event_id: the smallest `event_id` among the group's executions.
 --
 -- GPU kernels grouped as XProf's kernel_stats tool groups them: per trace,
 -- kernel name, launch shape (grid, block, registers, shared memory), the

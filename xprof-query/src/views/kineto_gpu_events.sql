@@ -12,50 +12,41 @@
 -- `COMPUTATION`. `category` is the event's `cat`; `launch_ps` the start
 -- of the earliest CPU event with the same `correlation` (the runtime call
 -- that launched it), NULL when there is none.
+-- @column trace_id: the converted input (`traces.trace_id`), one Kineto trace.
+-- @column rank: the trace's `distributedInfo.rank`; NULL when it has none.
+-- @column stream: the event's `stream` arg (never -1).
+-- @column event_id: the event (`events.event_id`).
+-- @column track_id: its track (`tracks.track_id`).
+-- @column name: the event's name (the kernel, `Memcpy HtoD (Pageable -> Device)`, ...).
+-- @column ts_ps: start, ps from the trace start.
+-- @column dur_ps: duration, in ps.
+-- @column end_ps: `ts_ps + dur_ps`, ps from the trace start.
+-- @column correlation: the `correlation` arg pairing it with its launch; NULL when absent.
+-- @column category: the event's `cat` arg (`kernel`, `gpu_memcpy`, ...); NULL when absent.
+-- @column launch_ps: start of the earliest kept CPU event with the same `correlation` (the
+--   runtime call that launched it), ps from the trace start; NULL when there is none.
+-- @column kernel_type: HTA's kernel type by name: `COMMUNICATION`, `MEMORY`, `OTHER` or
+--   `COMPUTATION`.
 --
-WITH args AS (
-  SELECT trace_id, event_id,
-         max(CASE WHEN key = 'stream' THEN int_value END) AS stream,
-         max(CASE WHEN key = 'correlation' THEN int_value END) AS correlation,
-         max(CASE WHEN key = 'cat' THEN str_value END) AS category
-  FROM event_args
-  WHERE key IN ('stream', 'correlation', 'cat')
-  GROUP BY trace_id, event_id
-),
-ranks AS (
+WITH ranks AS (
   SELECT trace_id, max(int_value) AS rank
   FROM device_args
   WHERE key = 'distributedInfo.rank'
   GROUP BY trace_id
 ),
-chrome AS (
-  SELECT trace_id FROM traces WHERE source_format = 'chrome_trace'
-),
-steps AS (
-  SELECT e.trace_id, e.name, e.ts_ps
-  FROM events e
-  JOIN chrome c ON c.trace_id = e.trace_id
-  LEFT JOIN args a ON a.trace_id = e.trace_id AND a.event_id = e.event_id
-  WHERE e.name LIKE '%ProfilerStep%' AND coalesce(a.stream, -1) = -1
-),
-last_step AS (
-  SELECT trace_id, count(DISTINCT name) AS names, max(ts_ps) AS last_step_ps
-  FROM steps GROUP BY trace_id
-),
+-- The CPU events kept by HTA's last-step rule: a GPU event is kept when
+-- one of them launched it, or when the trace has fewer than two steps.
 launches AS (
-  SELECT e.trace_id, a.correlation, min(e.ts_ps) AS launch_ps
-  FROM events e
-  JOIN args a ON a.trace_id = e.trace_id AND a.event_id = e.event_id
-  WHERE a.correlation IS NOT NULL AND coalesce(a.stream, -1) = -1
-  GROUP BY e.trace_id, a.correlation
+  SELECT trace_id, correlation, min(ts_ps) AS launch_ps
+  FROM _kineto_cpu_events
+  WHERE correlation IS NOT NULL
+  GROUP BY trace_id, correlation
 ),
 gpu AS (
-  SELECT e.trace_id, e.event_id, e.track_id, e.name, e.ts_ps, e.dur_ps,
-         e.ts_ps + e.dur_ps AS end_ps, a.stream, a.correlation, a.category
-  FROM events e
-  JOIN chrome c ON c.trace_id = e.trace_id
-  JOIN args a ON a.trace_id = e.trace_id AND a.event_id = e.event_id
-  WHERE a.stream IS NOT NULL AND a.stream <> -1
+  SELECT trace_id, event_id, track_id, name, ts_ps, dur_ps, ts_ps + dur_ps AS end_ps,
+         stream, correlation, category
+  FROM _kineto_events
+  WHERE stream <> -1
 )
 SELECT g.trace_id, r.rank, g.stream, g.event_id, g.track_id, g.name, g.ts_ps, g.dur_ps, g.end_ps,
        g.correlation, g.category, l.launch_ps,
@@ -67,6 +58,6 @@ SELECT g.trace_id, r.rank, g.stream, g.event_id, g.track_id, g.name, g.ts_ps, g.
        END AS kernel_type
 FROM gpu g
 LEFT JOIN ranks r ON r.trace_id = g.trace_id
-LEFT JOIN last_step s ON s.trace_id = g.trace_id
+LEFT JOIN _kineto_last_step s ON s.trace_id = g.trace_id
 LEFT JOIN launches l ON l.trace_id = g.trace_id AND l.correlation = g.correlation
-WHERE coalesce(s.names, 0) < 2 OR l.launch_ps < s.last_step_ps
+WHERE coalesce(s.names, 0) < 2 OR l.correlation IS NOT NULL

@@ -9,53 +9,43 @@
 -- default (`diff_kineto_ops`). As HTA, when the trace has two or more
 -- step names, the CPU events from the start of the last step on, and the
 -- GPU events they launched, are left out.
+-- @column trace_id: the converted input (`traces.trace_id`), one Kineto trace.
+-- @column rank: the trace's `distributedInfo.rank`; NULL when it has none.
+-- @column event_id: the event (`events.event_id`).
+-- @column name: the event's name.
+-- @column category: the event's `cat` arg (`cpu_op`, `cuda_runtime`, `kernel`, ...); NULL when
+--   absent.
+-- @column stream: the GPU stream of a GPU event; -1 on the CPU.
+-- @column correlation: the `correlation` arg pairing a runtime call with the GPU event it
+--   launched; NULL when absent.
+-- @column ts_ps: start, ps from the trace start.
+-- @column dur_ps: duration, in ps.
+-- @column iteration: HTA's iteration: N of the `ProfilerStep#N` holding a CPU event's start, or
+--   of the CPU event that launched a GPU event; NULL when there is none.
+-- @column first_iteration: the smallest N of the trace's `ProfilerStep#N` names (what
+--   `diff_kineto_ops` compares by default); NULL when it has none.
 --
-WITH args AS (
-  SELECT trace_id, event_id,
-         max(CASE WHEN key = 'stream' THEN int_value END) AS stream,
-         max(CASE WHEN key = 'correlation' THEN int_value END) AS correlation,
-         max(CASE WHEN key = 'cat' THEN str_value END) AS category
-  FROM event_args
-  WHERE key IN ('stream', 'correlation', 'cat')
-  GROUP BY trace_id, event_id
-),
-ranks AS (
+WITH ranks AS (
   SELECT trace_id, max(int_value) AS rank
   FROM device_args
   WHERE key = 'distributedInfo.rank'
   GROUP BY trace_id
 ),
-ev AS (
-  SELECT e.trace_id, e.event_id, e.name, e.ts_ps, e.dur_ps,
-         coalesce(a.stream, -1) AS stream, a.correlation, a.category
-  FROM events e
-  JOIN traces t ON t.trace_id = e.trace_id AND t.source_format = 'chrome_trace'
-  JOIN tracks k ON k.trace_id = e.trace_id AND k.track_id = e.track_id
-  LEFT JOIN args a ON a.trace_id = e.trace_id AND a.event_id = e.event_id
-  WHERE k.kind IN ('thread', 'stream', 'gpu_annotations', 'gpu_syncs')
-),
-steps AS (
-  SELECT trace_id, name, ts_ps, dur_ps,
-         TRY_CAST(regexp_match(name, 'ProfilerStep\s*#\s*(\d+)')[1] AS BIGINT) AS iteration
-  FROM ev
-  WHERE name LIKE '%ProfilerStep%' AND stream = -1
-),
-last_step AS (
-  SELECT trace_id, count(DISTINCT name) AS names, max(ts_ps) AS last_step_ps,
-         min(iteration) AS first_iteration
-  FROM steps
-  GROUP BY trace_id
+lanes AS (
+  SELECT trace_id, track_id
+  FROM tracks
+  WHERE kind IN ('thread', 'stream', 'gpu_annotations', 'gpu_syncs')
 ),
 cpu AS (
-  SELECT v.*, s.first_iteration
-  FROM ev v
-  LEFT JOIN last_step s ON s.trace_id = v.trace_id
-  WHERE v.stream = -1 AND (coalesce(s.names, 0) < 2 OR v.ts_ps < s.last_step_ps)
+  SELECT c.*
+  FROM _kineto_cpu_events c
+  JOIN lanes k ON k.trace_id = c.trace_id AND k.track_id = c.track_id
 ),
 cpu_iteration AS (
   SELECT c.trace_id, c.event_id, max(p.iteration) AS iteration
   FROM cpu c
-  JOIN steps p ON p.trace_id = c.trace_id AND p.ts_ps <= c.ts_ps AND c.ts_ps < p.ts_ps + p.dur_ps
+  JOIN _kineto_steps p
+    ON p.trace_id = c.trace_id AND p.ts_ps <= c.ts_ps AND c.ts_ps < p.ts_ps + p.dur_ps
   GROUP BY c.trace_id, c.event_id
 ),
 cpu_ops AS (
@@ -73,9 +63,10 @@ launch_iteration AS (
 gpu_ops AS (
   SELECT g.trace_id, g.event_id, g.name, g.category, g.stream, g.correlation, g.ts_ps, g.dur_ps,
          l.iteration, s.first_iteration
-  FROM ev g
+  FROM _kineto_events g
+  JOIN lanes k ON k.trace_id = g.trace_id AND k.track_id = g.track_id
   LEFT JOIN launch_iteration l ON l.trace_id = g.trace_id AND l.correlation = g.correlation
-  LEFT JOIN last_step s ON s.trace_id = g.trace_id
+  LEFT JOIN _kineto_last_step s ON s.trace_id = g.trace_id
   WHERE g.stream <> -1 AND (coalesce(s.names, 0) < 2 OR l.correlation IS NOT NULL)
 )
 SELECT o.trace_id, r.rank, o.event_id, o.name, o.category, o.stream, o.correlation,

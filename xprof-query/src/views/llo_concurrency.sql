@@ -1,6 +1,25 @@
 -- Per kernel execution: time memory units (VLD/VST/DMA) and compute units
 -- (VALU/EUP/XLU/MXU) are busy together, each alone, and neither (XProf's
 -- memory/compute concurrency, per kernel).
+-- @column trace_id: the converted input (`traces.trace_id`).
+-- @column device_id: the TPU device (`devices.device_id`).
+-- @column kernel_event_id: the kernel execution: the `XLA Ops`/`PALLAS` event containing the
+--   instructions (`events.event_id`).
+-- @column kernel: the kernel's short name (`display_name` of that event).
+-- @column kernel_dur_ps: kernel duration, in ps.
+-- @column memory_busy_ps: time some memory unit (`VLD`, `VST`, a `DMA*` lane) ran an instruction
+--   (union of intervals), in ps; 0 when none did.
+-- @column compute_busy_ps: time some compute unit (`VALU`, `EUP`, `XLU`, `MXU*`) ran an
+--   instruction (union of intervals), in ps; 0 when none did.
+-- @column overlap_ps: time memory and compute units were busy together, in ps.
+-- @column memory_only_ps: time memory units were busy and no compute unit was, in ps.
+-- @column compute_only_ps: time compute units were busy and no memory unit was, in ps.
+-- @column neither_ps: kernel duration less the time either class was busy, in ps (scalar-only
+--   time counts here).
+-- @column overlap_pct: `overlap_ps` over `kernel_dur_ps`, in percent (0 to 100); NULL when the
+--   kernel's duration is 0.
+-- @column measured: always NULL: between trace points times are interpolated from the compiler's
+--   cycle model, and no stat says which were measured.
 --
 -- Per kernel execution: time in which memory units (`VLD`, `VST`, and any
 -- `DMA*` lane) and compute units (`VALU`, `EUP`, `XLU`, `MXU*`) are busy

@@ -1,6 +1,23 @@
 -- Per LLO compiler dump with a per-bundle utilization file, bundle and
 -- unit: the slots the compiler counted (`llo_dump_bundle_units.used`) next
 -- to the ops `llo_dump_ops` gives that unit, and whether they agree.
+-- @column hlo_op: the HLO op the dump is of, from its file names.
+-- @column address: the bundle's address in the dump.
+-- @column unit: the unit, in the vocabulary of `llo_dump_bundle_units.unit` (`VLD`, `VST`, `MXU`,
+--   `XLU`, `VALU`, `VPOP`, `EUP`, `SALU`, ...), or `OTHER` for ops no rule knows.
+-- @column used: slots of the unit the compiler counted in the bundle (`llo_dump_bundle_units.used`;
+--   for `MXU` the MXUs it models busy); NULL where the utilization file has no column for the unit.
+-- @column ops: ops of the bundle that `llo_dump_ops` gives the unit, `PSEUDO` ops left out (a
+--   count; 0 when none).
+-- @column capacity: the unit's slots per bundle, from the utilization file's `CAPACITY` line; NULL
+--   where the file has no column for the unit.
+-- @column counts_ops: whether `used` counts ops: FALSE for `MXU` (MXUs modelled busy), TRUE
+--   otherwise.
+-- @column agrees: whether `ops = used` (FALSE where `used` is NULL); NULL for `MXU`.
+-- @column bundles_trace_id: the trace of the dump's final-bundles file (`llo_dump_bundles`,
+--   `llo_dump_ops`).
+-- @column utilization_trace_id: the trace of the dump's per-bundle utilization file
+--   (`llo_dump_bundle_units`).
 --
 -- The compiler's `…-final_hlo-static-per-bundle-utilization.txt` is the
 -- oracle for the unit of an op: `llo_dump_ops.unit` is decided from the

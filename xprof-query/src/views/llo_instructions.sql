@@ -3,6 +3,35 @@
 -- `msg`/`message`/`annotation`/`label` fallback), time, bundle number,
 -- ordinal, unit id, LLO scopes as a list, Pallas primitive, source file and
 -- line, call stack, details, and the kernel event containing it.
+-- @column trace_id: The converted input (`traces.trace_id`).
+-- @column event_id: The instruction's event (`events.event_id`).
+-- @column track_id: Its lane: a `<UNIT> Instructions` track or the `LLO Instructions` line.
+-- @column device_id: The TPU device it ran on.
+-- @column unit: Functional unit of the lane (`tracks.unit`: `SALU`, `VALU`, `EUP`, `XLU`, `VLD`,
+--   `VST`, `MXU<n>`); `LLO` on the `LLO Instructions` line.
+-- @column unit_id: Stat `unit_id`; NULL when absent.
+-- @column name: Instruction name: the event name; when that is only a number or `ID:…`, the first
+--   non-empty `msg`, `message`, `annotation` or `label` stat.
+-- @column ts_ps: Issue time, in ps from the trace start (interpolated between trace points).
+-- @column dur_ps: Duration, in ps.
+-- @column bundle_number: Stat `bundle_number`: the bundle the instruction was issued in; NULL when
+--   absent.
+-- @column instruction_ordinal: Stat `instruction_ordinal`; NULL when absent.
+-- @column llo_scopes: Stat `llo_scopes` (a JSON list) as a list of scope names, outermost first;
+--   empty for `[]`; NULL when absent.
+-- @column pallas_primitive: Stat `pallas_primitive`: the JAX/Pallas primitive the instruction
+--   lowers; NULL when absent.
+-- @column source_file: Source file from stat `source_info` (`file.py:12` or `file.py:L12`); NULL
+--   when absent or not of that form.
+-- @column source_line: Source line number from stat `source_info`; NULL when absent or not of that
+--   form.
+-- @column source_call_stack: Stat `source_call_stack`, as written; NULL when absent.
+-- @column details: Stat `details`, as written; NULL when absent.
+-- @column measured: Always NULL: times between trace points are interpolated from the compiler's
+--   cycle model, and no stat says which points were measured.
+-- @column kernel_event_id: The `XLA Ops`/`PALLAS` event of the same device containing the
+--   instruction; NULL when none does.
+-- @column kernel: That kernel event's short name (`display_name`); NULL when no kernel contains it.
 --
 -- One row per instruction of a TPU LLO bundle trace: every event on a
 -- `<UNIT> Instructions` lane (`tracks.kind = 'llo_unit'`) or the

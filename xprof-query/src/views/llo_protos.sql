@@ -1,5 +1,14 @@
 -- The static LLO modules (`llo_proto` stats) a TPU profile carries: where,
 -- their program when known, size, and the bytes as they are (not decoded).
+-- @column trace_id: the converted input (`traces.trace_id`).
+-- @column device_id: the device (plane) carrying the stat: the plane itself, its event metadata,
+--   or the event's track (`devices.device_id`).
+-- @column device_name: that device's name (e.g. `/host:metadata`).
+-- @column event_id: the event carrying the stat; NULL for a plane or event-metadata stat.
+-- @column program: the program: the event metadata's name `<module>(<module id>)::<HLO op>`, or
+--   the event's name; NULL for a plane stat.
+-- @column bytes: size of the payload, in bytes.
+-- @column payload: the `llo_proto` bytes as written, not decoded.
 --
 -- The static LLO modules a TPU profile carries as `llo_proto` stats: of
 -- the `/host:metadata` plane, of its event metadata (a kernel-profiling

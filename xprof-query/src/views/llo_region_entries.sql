@@ -2,6 +2,32 @@
 -- (`Tensor Core` line): the kernel execution it fired in, region id, bundle
 -- address, entry time, and the measured time to the next marker of the same
 -- kernel execution (or to the kernel's end).
+-- @column trace_id: the converted input (`traces.trace_id`).
+-- @column device_id: the TPU device (plane) of the marker; joins `devices`.
+-- @column event_id: the marker's event (`events.event_id`), a zero-length `bundle.<id>` event.
+-- @column kernel_event_id: the `XLA Ops` event (kernel execution) containing the marker; NULL when
+--   none does.
+-- @column hlo_op: the kernel's short name (the display name of that event); NULL without a kernel.
+-- @column hlo_module: the name of the kernel's `XLA Modules` event without its `(<program id>)`;
+--   NULL without a kernel or module.
+-- @column program_id: the kernel event's `program_id` stat; NULL when absent.
+-- @column entry: the marker's place in its kernel execution, by time (0 first); NULL without a
+--   kernel.
+-- @column instrumentation_id: stat `instrumentation_id`, else the number in the name `bundle.<id>`
+--   (static); NULL when neither gives one.
+-- @column region_id: `instrumentation_id` less 2^27 (134217728): the LLO region id of
+--   `llo_regions`, the compiler's dumps and `_counters_`.
+-- @column address: the absolute bundle address, the `0x…` of stat `long_name` (static); NULL when
+--   absent or not hex.
+-- @column kernel_bundle: `address` less the address of the kernel execution's first marker: the
+--   bundle counted from the kernel's first (inferred); NULL without a kernel or an address.
+-- @column long_name: stat `long_name` as written (`[<id>]  0x<addr>: bundle.<id>`); NULL when
+--   absent.
+-- @column ts_ps: when the marker fired (the region was entered), in ps from the trace start
+--   (measured).
+-- @column dur_ps: time to the next marker of the same kernel execution, or to the kernel's end for
+--   its last marker, in ps (measured); a few ns says a predicated body did not run; NULL without a
+--   kernel.
 --
 -- One row per LLO region-entry marker of a TPU kernel-profiling capture
 -- (libtpu's `--xla_enable_custom_call_region_trace`): the zero-length

@@ -3,6 +3,101 @@
 -- the bundles that time executes (`self_*`, the region's own segment) and
 -- of its whole nested range (`nested_*`), with named scope, JAX primitive
 -- and source line of each.
+-- @column trace_id: The converted input (`traces.trace_id`).
+-- @column hlo_op: The kernel: the short name of the `XLA Ops` events the markers fired in
+--   (`llo_region_entries.hlo_op`).
+-- @column hlo_module: The kernel's HLO module: its `XLA Modules` event's name without
+--   `(<program id>)`; NULL when none.
+-- @column metadata_id: The `/host:metadata` event metadata holding the kernel's decoded `llo_proto`
+--   (`llo_programs.metadata_id`); NULL when the capture has none, and then every static column is
+--   NULL.
+-- @column region_id: The LLO region id of the markers (`llo_region_entries.region_id`).
+-- @column name: The region's name in the region tree (`llo_regions.name`).
+-- @column kind: The region's kind in the region tree (`llo_regions.kind`: `region` or
+--   `sub_region`).
+-- @column start_bundle: First bundle of the region's nested range, children included
+--   (`llo_regions.start_bundle`).
+-- @column limit_bundle: Bundle past the last of the nested range (`llo_regions.limit_bundle`).
+-- @column executions: Kernel executions the region fired in, a count.
+-- @column entries: Entries of the region (markers fired), a count.
+-- @column measured_ps: Measured time of the entries, in ps: the sum of their `dur_ps`, each from
+--   the marker to the next marker of the kernel execution (or to the kernel's end).
+-- @column mean_ps: Mean time per entry, in ps.
+-- @column p50_ps: Median time per entry, in ps.
+-- @column min_ps: Shortest entry, in ps.
+-- @column max_ps: Longest entry, in ps.
+-- @column measured_pct: `measured_ps` over the time all the kernel's markers cover (the sum of
+--   `measured_ps` over its regions), in percent (0 to 100).
+-- @column mxu_pct: Same as `nested_mxu_pct` (static MXU occupancy of the nested range, in percent),
+--   kept under its first name; not the occupancy of the measured time.
+-- @column xlu_pct: Same as `nested_xlu_pct` (static XLU occupancy of the nested range, in percent),
+--   kept under its first name; not the occupancy of the measured time.
+-- @column valu_pct: Same as `nested_valu_pct` (static VALU occupancy of the nested range, in
+--   percent), kept under its first name; not the occupancy of the measured time.
+-- @column eup_pct: Same as `nested_eup_pct` (static EUP occupancy of the nested range, in percent),
+--   kept under its first name; not the occupancy of the measured time.
+-- @column vld_pct: Same as `nested_vld_pct` (static VLD occupancy of the nested range, in percent),
+--   kept under its first name; not the occupancy of the measured time.
+-- @column vst_pct: Same as `nested_vst_pct` (static VST occupancy of the nested range, in percent),
+--   kept under its first name; not the occupancy of the measured time.
+-- @column salu_pct: Same as `nested_salu_pct` (static SALU occupancy of the nested range, in
+--   percent), kept under its first name; not the occupancy of the measured time.
+-- @column named_scope: Named scopes (outermost first, joined by `/`) most of the region's own
+--   instructions carry (`llo_regions.named_scope`); NULL when none carries one.
+-- @column primitive: JAX primitive most of the region's own instructions carry
+--   (`llo_regions.primitive`); NULL when none carries one.
+-- @column source_file: Source file most of the region's own instructions carry
+--   (`llo_regions.source_file`); NULL when none carries one.
+-- @column source_line: Source line most of the region's own instructions carry
+--   (`llo_regions.source_line`); NULL when none carries one.
+-- @column self_start_bundle: First bundle of the region's own segment: from the region's first
+--   bundle to the first bundle of the next region, in bundle order, whose marker fired
+--   (`llo_region_segments`); the bundles `measured_ps` executes.
+-- @column self_limit_bundle: Bundle past the segment's last.
+-- @column self_mxu_pct: Static MXU occupancy of the segment, in percent (0 to 100): 100 * used
+--   slots / (capacity * segment bundles); NULL for an empty segment. Pair with `measured_ps`.
+-- @column self_xlu_pct: Static XLU occupancy of the segment, in percent (0 to 100): 100 * used
+--   slots / (capacity * segment bundles); NULL for an empty segment. Pair with `measured_ps`.
+-- @column self_valu_pct: Static VALU occupancy of the segment, in percent (0 to 100): 100 * used
+--   slots / (capacity * segment bundles); NULL for an empty segment. Pair with `measured_ps`.
+-- @column self_eup_pct: Static EUP occupancy of the segment, in percent (0 to 100): 100 * used
+--   slots / (capacity * segment bundles); NULL for an empty segment. Pair with `measured_ps`.
+-- @column self_vld_pct: Static VLD occupancy of the segment, in percent (0 to 100): 100 * used
+--   slots / (capacity * segment bundles); NULL for an empty segment. Pair with `measured_ps`.
+-- @column self_vst_pct: Static VST occupancy of the segment, in percent (0 to 100): 100 * used
+--   slots / (capacity * segment bundles); NULL for an empty segment. Pair with `measured_ps`.
+-- @column self_salu_pct: Static SALU occupancy of the segment, in percent (0 to 100): 100 * used
+--   slots / (capacity * segment bundles); NULL for an empty segment. Pair with `measured_ps`.
+-- @column self_named_scope: Named scopes (outermost first, joined by `/`) most of the segment's
+--   instructions carry; NULL when none carries one.
+-- @column self_primitive: JAX primitive most of the segment's instructions carry; NULL when none
+--   carries one.
+-- @column self_source_file: Source file of the line most of the segment's instructions carry; NULL
+--   when none carries one.
+-- @column self_source_line: That source line; NULL when none carries one or it has no line.
+-- @column self_source_lines: Every `file:line` (`file` alone without a line) of the segment's
+--   instructions, most instructions first; NULL when none has one.
+-- @column nested_mxu_pct: Static MXU occupancy of the region's nested range, children included, in
+--   percent (0 to 100): 100 * used slots / (capacity * bundles)
+--   (`llo_region_utilization.occupancy_pct`, the `_counters_` value).
+-- @column nested_xlu_pct: Static XLU occupancy of the region's nested range, children included, in
+--   percent (0 to 100): 100 * used slots / (capacity * bundles)
+--   (`llo_region_utilization.occupancy_pct`, the `_counters_` value).
+-- @column nested_valu_pct: Static VALU occupancy of the region's nested range, children included,
+--   in percent (0 to 100): 100 * used slots / (capacity * bundles)
+--   (`llo_region_utilization.occupancy_pct`, the `_counters_` value).
+-- @column nested_eup_pct: Static EUP occupancy of the region's nested range, children included, in
+--   percent (0 to 100): 100 * used slots / (capacity * bundles)
+--   (`llo_region_utilization.occupancy_pct`, the `_counters_` value).
+-- @column nested_vld_pct: Static VLD occupancy of the region's nested range, children included, in
+--   percent (0 to 100): 100 * used slots / (capacity * bundles)
+--   (`llo_region_utilization.occupancy_pct`, the `_counters_` value).
+-- @column nested_vst_pct: Static VST occupancy of the region's nested range, children included, in
+--   percent (0 to 100): 100 * used slots / (capacity * bundles)
+--   (`llo_region_utilization.occupancy_pct`, the `_counters_` value).
+-- @column nested_salu_pct: Static SALU occupancy of the region's nested range, children included,
+--   in percent (0 to 100): 100 * used slots / (capacity * bundles)
+--   (`llo_region_utilization.occupancy_pct`, the `_counters_` value).
 --
 -- The kernel author's table: per kernel (`hlo_op` of the `XLA Ops`
 -- events) and LLO region that fired (`llo_region_entries`), what the

@@ -2,6 +2,42 @@
 -- compiler scheduled over the region's own segment (the bundles from its
 -- marker to the next marker, what each measured entry executes), beside
 -- the same over its nested range (children included).
+-- @column trace_id: the converted input (`traces.trace_id`).
+-- @column device_id: the plane holding the program (`/host:metadata`); joins `devices`.
+-- @column metadata_id: the event metadata whose `llo_proto` stat holds the program; joins
+--   `llo_programs`.
+-- @column hlo_op: the program's HLO op (`llo_programs.hlo_op`).
+-- @column region_id: the LLO region (`llo_regions.region_id`), one whose marker fired in the
+--   capture.
+-- @column name: the region's node name in XProf's region tree (`body`, `header_branch`,
+--   `sub_region`, ...).
+-- @column kind: the region's node kind (`llo_regions.kind`).
+-- @column segment_start_bundle: the region's first bundle, where its segment starts.
+-- @column segment_limit_bundle: the bundle past the segment's end: the first bundle of the next
+--   fired region in bundle order, else the program's end (the larger of `llo_programs.bundles` and
+--   the region's limit).
+-- @column segment_bundles: bundles in the segment, `segment_limit_bundle - segment_start_bundle` (a
+--   count; 0 for an empty segment).
+-- @column nested_start_bundle: the first bundle of the region's nested range (the same as
+--   `segment_start_bundle`).
+-- @column nested_limit_bundle: the bundle past the nested range's end (`llo_regions.limit_bundle`);
+--   NULL when not placed.
+-- @column nested_bundles: bundles in the nested range, nested regions' included (a count); NULL
+--   when `nested_limit_bundle` is.
+-- @column unit: the functional unit (`MXU`, `XLU`, `VALU`, `EUP`, `VLD`, `VST`, `SALU`, `SPILL`,
+--   `FILL`): every unit of the program's `llo_bundle_units`.
+-- @column capacity: slots of the unit per bundle; NULL for spills and fills.
+-- @column self_used: slots of the unit used over the segment's bundles, summed (a count; static).
+-- @column self_occupancy_pct: `100 * self_used / (capacity * segment_bundles)`, in percent (0 to
+--   100); NULL when the capacity is NULL or 0 or the segment is empty.
+-- @column nested_used: slots of the unit used over the nested range, nested regions included
+--   (`llo_region_utilization.used`, a count); NULL when the range holds no bundle.
+-- @column nested_occupancy_pct: `100 * nested_used / (capacity * nested_bundles)`, in percent (0 to
+--   100): `llo_region_utilization.occupancy_pct`, the value `_counters_` lays on the timeline; NULL
+--   when that is.
+-- @column instructions: the program's instructions scheduled in the segment
+--   (`llo_program_instructions`, a count).
+-- @column instructions_with_source: those of them that carry a source line (a count).
 --
 -- A region-entry marker's `dur_ps` (`llo_region_entries`) is the time from
 -- the marker to the next one: the region's own stretch, before its first

@@ -2,6 +2,29 @@
 -- scheduled over the region's bundles and the occupancy percent (the value
 -- a kernel-profiling capture's `_counters_` line carries for the region,
 -- shown beside it).
+-- @column trace_id: the converted input (`traces.trace_id`).
+-- @column device_id: the device (plane) holding the program's `llo_proto` (`devices.device_id`).
+-- @column metadata_id: the event metadata whose `llo_proto` stat holds the program; joins
+--   `llo_programs`.
+-- @column hlo_op: the program's HLO op: the `display_name` of its `XLA Ops` events.
+-- @column region_id: the LLO region id (`llo_regions.region_id`), as in the `Tensor Core` markers
+--   and `_counters_`.
+-- @column name: XProf's node name of the region (`llo_regions.name`).
+-- @column kind: XProf's node kind of the region (`llo_regions.kind`).
+-- @column start_bundle: first bundle of the region's range.
+-- @column limit_bundle: the bundle past the region's last.
+-- @column unit: the functional unit (`llo_bundle_units.unit`: `MXU`, `XLU`, `VALU`, `EUP`, `VLD`,
+--   `VST`, `SALU`, `SPILL`, `FILL`).
+-- @column used: slots of the unit the compiler scheduled over the range's bundles (nested
+--   regions' included), a count.
+-- @column capacity: slots of the unit per bundle, a count; NULL for spills and fills.
+-- @column bundles: bundles in the range (`limit_bundle - start_bundle`), a count.
+-- @column occupancy_pct: `used` over `capacity` times `bundles`, in percent (0 to 100); NULL
+--   without a capacity or for an empty range.
+-- @column counter_pct: the largest static `% util` sample the capture's `_counters_` line carries
+--   for the region and unit (`unit_counters`, over executions of the same HLO op and module), in
+--   percent; NULL when the capture has none.
+-- @column measured: always FALSE: the row is the compiler's schedule, not a measurement.
 --
 -- Static: per LLO program (`llo_programs`), region and functional unit,
 -- how full the compiler scheduled the unit's slots over the region's

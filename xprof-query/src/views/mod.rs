@@ -3,18 +3,29 @@
 //! Each view is one `.sql` file in this folder, written against the
 //! unqualified table names. The file starts with the view's description:
 //! `-- ` lines (joined with spaces, they are what `xprof-sql schema`
-//! lists), then a line `--` alone; what follows that line is the view's
-//! definition, the SQL registered and printed. [`VIEWS`] lists the files
-//! and [`register_views`] creates them in the schema holding the tables.
-//! A view that SQL computes too slowly gets a provider giving the same
-//! rows another way ([`NativeView`]): `event_steps` ([`event_steps`]) and
-//! `events_db` ([`events_db`]).
+//! lists), then its columns, one `-- @column NAME: meaning and unit` line
+//! each (a longer text goes on in lines starting `--   `), then a line
+//! `--` alone; what follows that line is the view's definition, the SQL
+//! registered and printed. The header is read at compile time: a file
+//! without a description, or with a malformed `@column` line, does not
+//! build, and a test holds each view's `@column` names to its real
+//! columns. [`VIEWS`] lists the files and [`register_views`] creates them
+//! in the schema holding the tables. A view that SQL computes too slowly
+//! gets a provider giving the same rows another way ([`NativeView`]):
+//! `event_steps` (`event_steps.rs`, a walk in memory) and `events_db`
+//! (`events_db/`, one pass over the events).
+//!
+//! What several views share (the Kineto args and HTA's last-step rule,
+//! the busy islands of TPU op lines, ...) is a helper view, written the
+//! same way in a file whose name starts with `_` and listed in
+//! [`HELPERS`]: registered before the views, printed by `xprof-sql schema
+//! _NAME`, but left out of the listings of `schema` and `.tables`.
 //!
 //! A new view is a new `NAME.sql` here, `view!("NAME")` in [`VIEWS`], and
 //! a golden query using it in tests/sql/.
 
-pub mod event_steps;
-pub mod events_db;
+mod event_steps;
+mod events_db;
 mod nodes;
 
 pub use crate::catalog::register_views;
@@ -29,6 +40,9 @@ pub struct ViewDef {
     pub doc: &'static str,
     /// The `SELECT` defining it: its `.sql` file after the description.
     pub sql: &'static str,
+    /// Its `-- @column` lines as written ([`ViewDef::columns`] reads
+    /// them).
+    pub column_lines: &'static str,
     /// A table provider that gives the same rows as `sql` another way,
     /// registered in its place: `(schema of the tables, sql)` to provider.
     /// `None` for a view that is its SQL.
@@ -51,13 +65,58 @@ macro_rules! view {
         const FILE: &str = include_str!(concat!($name, ".sql"));
         const DOC_LEN: usize = scan::<0>(FILE).doc_len;
         const DOC: [u8; DOC_LEN] = scan::<DOC_LEN>(FILE).doc;
+        const COLUMNS: (usize, usize) = scan::<0>(FILE).columns;
         ViewDef {
             name: $name,
             doc: utf8(&DOC),
             sql: utf8(FILE.as_bytes().split_at(scan::<0>(FILE).sql_start).1),
+            column_lines: utf8(FILE.as_bytes().split_at(COLUMNS.1).0.split_at(COLUMNS.0).1),
             native: $native,
         }
     }};
+}
+
+/// The helper views, private pieces the views share (a name starting with
+/// `_`): registered before [`VIEWS`], in this order (a helper may read
+/// the ones above it), and not listed to users.
+pub const HELPERS: &[ViewDef] = &[
+    view!("_kineto_events"),
+    view!("_kineto_steps"),
+    view!("_kineto_last_step"),
+    view!("_kineto_cpu_events"),
+    view!("_tpu_op_events"),
+    view!("_op_busy_islands"),
+];
+
+/// Whether `node` is the plan of a native view ([`NativeView`]): the
+/// walk that computes `event_steps` or the pass that computes
+/// `events_db`. It plans and runs its own input queries, so it runs whole
+/// in one process (a cluster keeps it in the client).
+pub fn is_native_view_plan(node: &dyn datafusion::physical_plan::ExecutionPlan) -> bool {
+    node.is::<event_steps::EventStepsExec>() || node.is::<events_db::EventsDbExec>()
+}
+
+/// A view or helper view by name.
+pub fn find(name: &str) -> Option<&'static ViewDef> {
+    VIEWS.iter().chain(HELPERS).find(|v| v.name == name)
+}
+
+impl ViewDef {
+    /// Its columns as its `-- @column` lines document them: `(name,
+    /// meaning)`, in order, continuation lines joined with a space.
+    pub fn columns(&self) -> Vec<(&'static str, String)> {
+        let mut out: Vec<(&'static str, String)> = Vec::new();
+        for line in self.column_lines.lines() {
+            if let Some(rest) = line.strip_prefix("-- @column ") {
+                let (name, text) = rest.split_once(':').unwrap_or((rest, ""));
+                out.push((name.trim(), text.trim().to_string()));
+            } else if let (Some(more), Some(last)) = (line.strip_prefix("--   "), out.last_mut()) {
+                last.1.push(' ');
+                last.1.push_str(more.trim());
+            }
+        }
+        out
+    }
 }
 
 /// Every view, in documentation order.
@@ -110,22 +169,42 @@ pub const VIEWS: &[ViewDef] = &[
 ];
 
 /// A view file read by [`scan`]: its description (the first `N` bytes of
-/// it), the description's length, and where the definition starts.
+/// it), the description's length, where its `@column` lines are and where
+/// the definition starts.
 struct Scan<const N: usize> {
     doc: [u8; N],
     doc_len: usize,
+    /// Byte range of the `-- @column` lines (empty when there are none).
+    columns: (usize, usize),
     sql_start: usize,
 }
 
-/// Reads the description at the top of a view file: its `-- ` lines, each
-/// without the `-- `, joined by one space, up to the line `--`; writes
-/// the first `N` bytes of it (call with `N` = 0 for the length, then
-/// with the length). Panics, at compile time in [`VIEWS`], when the file
-/// does not start that way.
+/// Whether `bytes[at..]` starts with `prefix`.
+const fn starts_with(bytes: &[u8], at: usize, prefix: &[u8]) -> bool {
+    if at + prefix.len() > bytes.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < prefix.len() {
+        if bytes[at + i] != prefix[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Reads the header of a view file: its description (`-- ` lines, each
+/// without the `-- `, joined by one space), then its `-- @column NAME:
+/// text` lines (with `--   ` continuation lines), up to the line `--`;
+/// writes the first `N` bytes of the description (call with `N` = 0 for
+/// the length, then with the length). Panics, at compile time in
+/// [`VIEWS`], when the file does not start that way.
 const fn scan<const N: usize>(file: &str) -> Scan<N> {
     let bytes = file.as_bytes();
     let mut doc = [0u8; N];
     let mut doc_len = 0;
+    let mut columns = (0, 0);
     let mut line = 0;
     loop {
         if line + 2 > bytes.len() || bytes[line] != b'-' || bytes[line + 1] != b'-' {
@@ -140,28 +219,52 @@ const fn scan<const N: usize>(file: &str) -> Scan<N> {
                 panic!("a view file's description is empty");
             }
             let sql_start = if end < bytes.len() { end + 1 } else { end };
+            if columns.0 > 0 {
+                columns.1 = line;
+            }
             return Scan {
                 doc,
                 doc_len,
+                columns,
                 sql_start,
             };
         }
         if bytes[line + 2] != b' ' {
             panic!("a line of a view's description starts with `-- `");
         }
-        if doc_len > 0 {
-            if doc_len < N {
-                doc[doc_len] = b' ';
+        if starts_with(bytes, line, b"-- @column ") {
+            // `NAME: text`, NAME a plain identifier.
+            let mut i = line + 11;
+            while i < end && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
             }
-            doc_len += 1;
-        }
-        let mut i = line + 3;
-        while i < end {
-            if doc_len < N {
-                doc[doc_len] = bytes[i];
+            if i == line + 11 || i + 2 > end || bytes[i] != b':' || bytes[i + 1] != b' ' {
+                panic!("a view's column line is `-- @column NAME: meaning and unit`");
             }
-            doc_len += 1;
-            i += 1;
+            if columns.0 == 0 {
+                columns.0 = line;
+            }
+        } else if columns.0 > 0 {
+            if !starts_with(bytes, line, b"--   ") {
+                panic!(
+                    "after a view's `-- @column` lines come their `--   ` continuations or `--`"
+                );
+            }
+        } else {
+            if doc_len > 0 {
+                if doc_len < N {
+                    doc[doc_len] = b' ';
+                }
+                doc_len += 1;
+            }
+            let mut i = line + 3;
+            while i < end {
+                if doc_len < N {
+                    doc[doc_len] = bytes[i];
+                }
+                doc_len += 1;
+                i += 1;
+            }
         }
         line = end + 1;
     }
@@ -187,6 +290,30 @@ mod tests {
         assert_eq!(s.doc_len, "Per device: busy time.".len());
         assert_eq!(&s.doc[..N], &b"Per device: busy tim"[..]);
         assert_eq!(&file[s.sql_start..], "-- How.\nSELECT 1\n");
+        assert_eq!(s.columns, (0, 0));
+    }
+
+    #[test]
+    fn column_lines_are_read_apart_from_the_description() {
+        let file = "-- Busy time.\n-- @column busy_ps: time, in\n--   ps.\n-- @column n: ops.\n--\nSELECT 1\n";
+        const N: usize = 11;
+        let s = scan::<N>(file);
+        assert_eq!(&s.doc[..s.doc_len], b"Busy time.");
+        assert_eq!(&file[s.sql_start..], "SELECT 1\n");
+        let view = ViewDef {
+            name: "v",
+            doc: "Busy time.",
+            sql: "SELECT 1",
+            column_lines: &file[s.columns.0..s.columns.1],
+            native: None,
+        };
+        assert_eq!(
+            view.columns(),
+            vec![
+                ("busy_ps", "time, in ps.".to_string()),
+                ("n", "ops.".to_string())
+            ]
+        );
     }
 
     #[test]

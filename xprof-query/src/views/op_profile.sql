@@ -2,6 +2,48 @@
 -- HLO categories, the ops of each; time, percent of device time with and
 -- without idle, FLOPs, FLOP and HBM-bandwidth utilization against the
 -- device's peaks.
+-- @column trace_id: The converted input (`traces.trace_id`).
+-- @column node_order: Place of the node in the tree's depth-first order, from 1, siblings by time,
+--   largest first.
+-- @column depth: Depth in the tree: 1 for a program or IDLE, 2 for a category, 3 for an op.
+-- @column node_kind: `idle`, `program`, `category` or `op`.
+-- @column name: The node's name: `IDLE`, the program's name, the HLO category, or the HLO op.
+-- @column parent: Name of the parent node: the program for a category, the category for an op; NULL
+--   at depth 1.
+-- @column program_id: The program's id (`hlo_stats.program_id`); NULL for IDLE and for a program of
+--   ops that carry none.
+-- @column program: The program's name, `<module>(<program_id>)` from the `/host:metadata` plane,
+--   else `main`; NULL for IDLE.
+-- @column category: The HLO category (empty when the op has none); `IDLE` for IDLE; NULL on program
+--   rows.
+-- @column num_children: Children of the node, a count: categories of a program, ops of a category
+--   (every one, not XProf's top 100); 0 for IDLE, ops, and programs without an id.
+-- @column occurrences: Executions of the op, or of the category's ops, a count; 0 for programs and
+--   IDLE.
+-- @column time_ps: Time, in ps: for a program the self time of its ops; for a category or an op the
+--   ops' whole time (leaf ops only); for IDLE the device time less all ops' self time, at least 0.
+-- @column avg_time_ps: `time_ps` over `occurrences`, in ps; 0 when `occurrences` is 0.
+-- @column time_pct: `time_ps` over `device_time_ps`, in percent (0 to 100); NULL when the device
+--   time is 0.
+-- @column time_excl_idle_pct: `time_ps` over the self time of all ops (device time without idle),
+--   in percent (0 to 100); NULL for IDLE and when the ops' self time is 0.
+-- @column flops: FLOP of the node's ops from the profile's cost model (stat `flops`), summed; 0 for
+--   IDLE, programs without an id, and ops without counts.
+-- @column model_flops: Model FLOP of the node's ops (stat `model_flops`), summed; 0 where `flops`
+--   is.
+-- @column bytes_accessed: Bytes accessed by the node's ops (stat `bytes_accessed`), summed, in
+--   bytes; 0 where `flops` is.
+-- @column flops_utilization: Achieved FLOP/s (`flops` over `time_ps`) over the device's peak
+--   FLOP/s, capped at 1: a ratio from 0 to 1; 0 without FLOP, time or peak.
+-- @column uncapped_flops_utilization: `flops_utilization` before the cap at 1: a ratio (above 1
+--   when the counts exceed the peak).
+-- @column hbm_bw_utilization: Achieved bandwidth (`bytes_accessed` over `time_ps`) over the
+--   device's peak HBM bandwidth, capped at 1: a ratio from 0 to 1; 0 without bytes, time or peak.
+-- @column device_kind: Kind of the trace's devices (`devices.kind`: `tpu`, `gpu`, ...), the same on
+--   every row of a trace.
+-- @column device_time_ps: The trace's total device time, idle included
+--   (`hlo_stats.device_time_us`), in ps: the denominator of `time_pct`, the same on every row of a
+--   trace.
 --
 -- XProf's op_profile tree (grouped by program, its default) flattened: one
 -- row per node. `depth` 1 holds the programs and the IDLE node, 2 the HLO

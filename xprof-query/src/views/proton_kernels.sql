@@ -1,6 +1,49 @@
 -- Per node of a Proton tree (kernel or scope path): launches, time, average
 -- time, GFLOP/s, TFLOP/s per width, GB/s, and utilization of the binding
 -- resource against the device's peaks, as proton-viewer derives them.
+-- @column trace_id: The converted input (`traces.trace_id`).
+-- @column node_id: The node (`profile_nodes.node_id`): its place in a depth-first walk from the
+--   root (0).
+-- @column name: The node's `frame.name`: a kernel, a scope, or a Python frame; `ROOT` for the root.
+-- @column path: Names from the root's child down to this node (the root's is empty).
+-- @column depth: Depth in the tree: 0 for the root.
+-- @column device_id: The `device_id` metric of the node's kernels as written (a string: the
+--   device's ordinal).
+-- @column device_type: The `device_type` metric of the node's kernels: `CUDA` or `HIP`.
+-- @column model: GPU model from `gpu_peaks` (e.g. `H200 SXM`), matched by the device's arch and SM
+--   count; NULL when the device is not in that table.
+-- @column launches: Kernel launches (metric `count`) of the node, or of the timed nodes below it
+--   for a node without its own time, a count.
+-- @column time_ps: Kernel time (metric `time (ns)`), in ps: the node's own, or for a node without
+--   its own time (a scope, the root) the sum of the timed nodes below it.
+-- @column avg_time_ps: `time_ps` over `launches`, in ps; NULL when `launches` is 0.
+-- @column flops: FLOP of no stated width (metric `flops`), summed as `time_ps`; NULL when none was
+--   recorded.
+-- @column flops8: 8-bit FLOP (metric `flops8`), summed as `time_ps`; NULL when none was recorded.
+-- @column flops16: 16-bit FLOP (metric `flops16`), summed as `time_ps`; NULL when none was
+--   recorded.
+-- @column flops32: 32-bit FLOP (metric `flops32`), summed as `time_ps`; NULL when none was
+--   recorded.
+-- @column flops64: 64-bit FLOP (metric `flops64`), summed as `time_ps`; NULL when none was
+--   recorded.
+-- @column bytes: Bytes accessed (metric `bytes`), summed as `time_ps`, in bytes; NULL when none was
+--   recorded.
+-- @column gflop_per_s: FLOP of every width per second of `time_ps`, in GFLOP/s (0 without FLOP
+--   counts); NULL when `time_ps` is 0.
+-- @column tflop8_per_s: `flops8` per second of `time_ps`, in TFLOP/s; NULL without `flops8` or
+--   time.
+-- @column tflop16_per_s: `flops16` per second of `time_ps`, in TFLOP/s; NULL without `flops16` or
+--   time.
+-- @column tflop32_per_s: `flops32` per second of `time_ps`, in TFLOP/s; NULL without `flops32` or
+--   time.
+-- @column tflop64_per_s: `flops64` per second of `time_ps`, in TFLOP/s; NULL without `flops64` or
+--   time.
+-- @column gbyte_per_s: `bytes` per second of `time_ps`, in GB/s (10^9 bytes); NULL without `bytes`
+--   or time.
+-- @column util: proton-viewer's utilization, a ratio (1 is the peak): the larger of the sum over
+--   widths of FLOP / peak FLOP/s (`flops` against the TF32 peak) and bytes / peak bandwidth, over
+--   `time_ps`; a term whose peak is unknown counts as 0; NULL for a node with no FLOP or byte
+--   counts.
 --
 -- Per node of a Proton tree profile (a kernel, or a scope path holding
 -- kernels): launches, time, average time, and proton-viewer's derived

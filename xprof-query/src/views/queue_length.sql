@@ -14,50 +14,31 @@
 -- when the trace has two or more `ProfilerStep` names, calls from the
 -- start of the last step on are left out. HTA answers for rank 0 unless
 -- asked; this view answers for every rank.
+-- @column trace_id: the converted input (`traces.trace_id`), one Kineto trace.
+-- @column rank: the trace's `distributedInfo.rank`; NULL when it has none.
+-- @column stream: the GPU stream the launched operation runs on.
+-- @column ts_ps: when the queue changes, ps from the trace start: a call's start or a GPU
+--   event's start.
+-- @column event_id: the runtime call (for `change` 1) or the GPU event (for -1).
+-- @column change: 1 when a call launches an operation, -1 when that operation starts.
+-- @column queue_length: operations launched on the stream and not yet started, from `ts_ps` to
+--   the next row's (a count).
 --
-WITH args AS (
-  SELECT trace_id, event_id,
-         max(CASE WHEN key = 'stream' THEN int_value END) AS stream,
-         max(CASE WHEN key = 'correlation' THEN int_value END) AS correlation
-  FROM event_args
-  WHERE key IN ('stream', 'correlation')
-  GROUP BY trace_id, event_id
-),
-calls AS (
-  SELECT e.trace_id, e.event_id, e.ts_ps, a.correlation
-  FROM events e
-  JOIN traces t ON t.trace_id = e.trace_id AND t.source_format = 'chrome_trace'
-  JOIN args a ON a.trace_id = e.trace_id AND a.event_id = e.event_id
-  WHERE a.correlation IS NOT NULL AND coalesce(a.stream, -1) = -1
-    AND e.name IN ('cudaLaunchKernel', 'cudaLaunchKernelExC', 'cuLaunchKernel',
-                   'cudaMemcpyAsync', 'cudaMemsetAsync',
-                   'runFunction - job_prep_and_submit_for_execution',
-                   'hipLaunchKernel', 'hipExtModuleLaunchKernel', 'hipMemcpyAsync',
-                   'hipMemsetAsync', 'hipMemcpyWithStream')
-),
-steps AS (
-  SELECT e.trace_id, e.name, e.ts_ps
-  FROM events e
-  JOIN traces t ON t.trace_id = e.trace_id AND t.source_format = 'chrome_trace'
-  LEFT JOIN args a ON a.trace_id = e.trace_id AND a.event_id = e.event_id
-  WHERE e.name LIKE '%ProfilerStep%' AND coalesce(a.stream, -1) = -1
-),
-last_step AS (
-  SELECT trace_id, count(DISTINCT name) AS names, max(ts_ps) AS last_step_ps
-  FROM steps
-  GROUP BY trace_id
-),
-kept AS (
-  SELECT c.*
-  FROM calls c
-  LEFT JOIN last_step s ON s.trace_id = c.trace_id
-  WHERE coalesce(s.names, 0) < 2 OR c.ts_ps < s.last_step_ps
+WITH calls AS (
+  SELECT trace_id, event_id, ts_ps, correlation
+  FROM _kineto_cpu_events
+  WHERE correlation IS NOT NULL
+    AND name IN ('cudaLaunchKernel', 'cudaLaunchKernelExC', 'cuLaunchKernel',
+                 'cudaMemcpyAsync', 'cudaMemsetAsync',
+                 'runFunction - job_prep_and_submit_for_execution',
+                 'hipLaunchKernel', 'hipExtModuleLaunchKernel', 'hipMemcpyAsync',
+                 'hipMemsetAsync', 'hipMemcpyWithStream')
 ),
 -- Each launch and its GPU event, paired once; each pair is two changes.
 pairs AS (
   SELECT c.trace_id, g.rank, g.stream, c.ts_ps AS call_ps, c.event_id AS call_id,
          g.ts_ps AS gpu_ps, g.event_id AS gpu_id
-  FROM kept c
+  FROM calls c
   JOIN kineto_gpu_events g ON g.trace_id = c.trace_id AND g.correlation = c.correlation
 ),
 changes AS (

@@ -4,6 +4,23 @@
 -- them), how many (`changes`), their mean, sample standard deviation,
 -- least, 25th, 50th and 75th percentiles (linear between the two nearest
 -- values, as pandas' `describe`) and greatest.
+-- @column trace_id: the converted input (`traces.trace_id`): one Kineto trace.
+-- @column rank: the trace's rank (`distributedInfo.rank`); NULL when the trace records none.
+-- @column stream: the GPU stream (the events' `stream` arg).
+-- @column changes: values of `queue_length` on the stream, one per launch call and per GPU start (a
+--   count).
+-- @column mean_length: mean of those values, each change counted once (not weighted by time), in
+--   launches waiting.
+-- @column stddev_length: sample standard deviation of those values, in launches; NULL when there is
+--   only one.
+-- @column min_length: the least value, in launches waiting.
+-- @column p25_length: the 25th percentile of the values, linear between the two nearest (as pandas'
+--   `describe`), in launches.
+-- @column median_length: the 50th percentile of the values, linear between the two nearest, in
+--   launches.
+-- @column p75_length: the 75th percentile of the values, linear between the two nearest, in
+--   launches.
+-- @column max_length: the greatest value, in launches waiting.
 --
 WITH numbered AS (
   SELECT trace_id, rank, stream, CAST(queue_length AS DOUBLE) AS len,

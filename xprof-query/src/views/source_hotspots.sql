@@ -2,6 +2,29 @@
 -- time, units used, kernel executions, bundle range; from the instruction
 -- lanes of an LLO bundle trace, or from a kernel-profiling capture's
 -- program and region markers (`busy_from` says which).
+-- @column trace_id: the converted input (`traces.trace_id`).
+-- @column kernel: the kernel: its short name (`display_name` of the `XLA Ops`/`PALLAS` event;
+--   NULL for instructions outside any kernel) from instruction lanes, the program's HLO op from
+--   region segments.
+-- @column source_file: the source file of the instructions (`source_info` of the lanes, or the
+--   program's source map).
+-- @column source_line: the line in `source_file`; NULL where none is recorded.
+-- @column instructions: instructions of the line, a count: issued, summed over executions
+--   (`instruction_lanes`), or in the program, once (`region_segments`).
+-- @column busy_ps: busy time, in ps: the union of the line's instruction intervals per kernel
+--   execution, summed (`instruction_lanes`; NULL when none has a duration); or the measured time
+--   of the region segments holding one of its instructions, summed over executions, 0 when none
+--   fired (`region_segments`).
+-- @column units: distinct units of the line's instructions, a count: lane units
+--   (`instruction_lanes`) or `get_llo_analysis` units (`region_segments`).
+-- @column unit_names: those units, sorted by name.
+-- @column kernel_executions: kernel executions of the line's instructions (`instruction_lanes`),
+--   or the most executions any of its segments' regions fired in, 0 when none fired
+--   (`region_segments`); a count.
+-- @column first_bundle: smallest bundle of the line's instructions; NULL when none carries one.
+-- @column last_bundle: largest bundle of the line's instructions; NULL when none carries one.
+-- @column busy_from: where the row comes from: `instruction_lanes` (an LLO bundle trace) or
+--   `region_segments` (a kernel-profiling capture).
 --
 -- Per kernel (short name) and source line (`source_info` of its
 -- instructions): instructions, busy time (union of their intervals, per

@@ -1,6 +1,27 @@
 -- Per step and device: start, duration, ops, busy time (union of op
 -- intervals within the step), idle; steps from the device's `Steps` line or
 -- the host's step annotations.
+-- @column trace_id: The converted input (`traces.trace_id`).
+-- @column device_id: The device whose ops the row counts; for a step with no ops, the device of the
+--   step marker (a TPU or the host).
+-- @column step_event_id: `event_id` of the step marker: the device's `Steps` event or the host's
+--   step annotation.
+-- @column step_num: Step number: the marker's `step_num` stat, else (a device step) its name read
+--   as a number; NULL when neither gives one.
+-- @column step_name: The device step's event name, or for a host step the event name and its step
+--   number (`train 0`).
+-- @column step_source: `device` (the devices' `Steps` lines, TPU or SparseCore) or `host` (host
+--   step annotations, used only in a trace with no device steps).
+-- @column start_ps: Start of the step marker, in ps from the trace start.
+-- @column dur_ps: Duration of the step marker, in ps.
+-- @column ops: Ops of the step on this device, a count (0 for a step with none).
+-- @column first_op_ps: Start of the step's first op on this device, in ps from the trace start;
+--   NULL when it has no ops.
+-- @column last_op_ps: End of the step's last op on this device, in ps from the trace start (GPU
+--   kernels may end past the marker); NULL when it has no ops.
+-- @column busy_ps: Union of the step's op intervals on this device, in ps (overlaps counted once);
+--   0 when it has no ops.
+-- @column idle_ps: `dur_ps` less `busy_ps`, at least 0, in ps.
 --
 -- Per step and device: the step marker's start and duration, the ops
 -- that belong to the step, the first op's start and the last op's end,

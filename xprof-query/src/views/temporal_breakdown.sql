@@ -4,6 +4,20 @@
 -- some COMPUTATION kernel runs (`compute_ps`, the union of their
 -- intervals) and the rest of the busy time (`non_compute_ps`), each also
 -- as a percent of the span (HTA rounds these to 2 places).
+-- @column trace_id: the converted input (`traces.trace_id`): one Kineto trace.
+-- @column rank: the trace's rank (`distributedInfo.rank`); NULL when the trace records none.
+-- @column idle_ps: time in the span during which no GPU event runs, in ps.
+-- @column compute_ps: time during which some COMPUTATION kernel runs (the union of their
+--   intervals), in ps.
+-- @column non_compute_ps: busy time (some GPU event runs) during which no COMPUTATION kernel runs,
+--   in ps.
+-- @column kernel_ps: the span from the first GPU event's start to the last one's end, in ps.
+-- @column idle_pct: `idle_ps` over `kernel_ps`, in percent (0 to 100, not rounded); NULL when the
+--   span is 0.
+-- @column compute_pct: `compute_ps` over `kernel_ps`, in percent (0 to 100, not rounded); NULL when
+--   the span is 0.
+-- @column non_compute_pct: `non_compute_ps` over `kernel_ps`, in percent (0 to 100, not rounded);
+--   NULL when the span is 0.
 --
 WITH span AS (
   SELECT trace_id, rank, min(ts_ps) AS first_ps, max(end_ps) AS last_ps,

@@ -3,6 +3,29 @@
 -- `% util` series of a kernel-profiling capture) with the functional unit
 -- each measures, whether it is measured or static, and for static samples
 -- the LLO region they describe (the next marker's).
+-- @column trace_id: The converted input (`traces.trace_id`).
+-- @column device_id: The TPU or SparseCore device.
+-- @column device_name: The device's name (`devices.name`).
+-- @column track_id: The counter line's track.
+-- @column line: Name of the counter line (`_counters_`, `TC Stats`, `SC Stats`, `CMN Stats`,
+--   `LLO Utilization`).
+-- @column event_id: The event the sample was read from.
+-- @column name: Counter name (`counters.name`): the event name for `counter_value`, else
+--   `event name/stat name` (`MXU/% util`).
+-- @column ts_ps: Sample time, in ps from the trace start.
+-- @column value: Sample value, in the counter's own unit (a count, bytes, a percent for `% util`).
+-- @column unit: Functional unit the counter measures, from its name: `SALU`, `VALU`, `EUP`, `VLD`,
+--   `VST`, `VMEM` (vector fills and spills), `XLU`, `MXU` or `RPU`; NULL for a counter of no known
+--   unit (cycles, DMA bytes).
+-- @column is_llo_utilization: Whether the sample is on the `LLO Utilization` line.
+-- @column measured: FALSE for the static `% util`, `spills` and `fills` series of `_counters_` (the
+--   compiler's slot occupancy of an LLO region, laid on the timeline); TRUE for everything else
+--   (hardware counters).
+-- @column kernel_event_id: The `XLA Ops`/`PALLAS` event containing the sample
+--   (`events.kernel_event_id`); NULL when none.
+-- @column region_id: For a static sample: the LLO region whose marker comes next in the same kernel
+--   execution, whose value the sample carries; NULL after the kernel's last marker and for measured
+--   samples.
 --
 -- Counter samples of TPU devices with the functional unit each measures:
 -- the `LLO Utilization` series (`Scalar ALU`, `Vector ALU`, `Vector EUP`,

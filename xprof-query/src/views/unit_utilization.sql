@@ -1,6 +1,28 @@
 -- Per kernel execution and functional unit: instructions, busy time (union
 -- of intervals), busy fraction of the kernel's duration, and the unit that
 -- dominates.
+-- @column trace_id: the converted input (`traces.trace_id`).
+-- @column device_id: the TPU device (`devices.device_id`).
+-- @column kernel_event_id: the kernel execution: the `XLA Ops`/`PALLAS` event containing the
+--   instructions (`events.event_id`).
+-- @column kernel: the kernel's short name (`display_name` of that event).
+-- @column kernel_ts_ps: kernel start, in ps from the trace start.
+-- @column kernel_dur_ps: kernel duration, in ps.
+-- @column unit: the functional unit of the instruction lane (`SALU`, `VALU`, `EUP`, `XLU`, `VLD`,
+--   `VST`, `MXU<n>`, ...; `LLO` for the `LLO Instructions` line).
+-- @column instructions: instructions the unit issued in this execution, a count.
+-- @column busy_ps: time at least one of the unit's instructions ran (union of their intervals),
+--   in ps; NULL when none of them has a duration.
+-- @column busy_fraction: `busy_ps` over `kernel_dur_ps`, a ratio from 0 to 1; NULL when the
+--   kernel's duration is 0.
+-- @column first_bundle: smallest `bundle_number` of the unit's instructions in this execution;
+--   NULL when none carries one.
+-- @column last_bundle: largest `bundle_number` of the unit's instructions in this execution; NULL
+--   when none carries one.
+-- @column dominant: true for the unit with the most busy time in this kernel execution (every
+--   unit tied for it), false otherwise.
+-- @column measured: always NULL: between trace points times are interpolated from the compiler's
+--   cycle model, and no stat says which were measured.
 --
 -- Per kernel execution (the `XLA Ops`/`PALLAS` event containing LLO
 -- instructions) and functional unit: instructions issued, busy time (the

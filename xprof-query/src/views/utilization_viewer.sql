@@ -1,6 +1,23 @@
 -- Per TPU counter sample: each unit's achieved instructions against its
 -- peak (scalar, vector ALUs, loads, stores, MXU, XU, RPU over cycles),
 -- XProf's utilization viewer with the facts file's counter names.
+-- @column trace_id: The converted input (`traces.trace_id`).
+-- @column device_id: The TPU or SparseCore device.
+-- @column device_name: The device's name (`devices.name`).
+-- @column track_id: The counter line's track (`tracks.kind = 'counters'`).
+-- @column sample: Number of the sample on its track, from 0 in time order (the counters at one time
+--   are one sample).
+-- @column ts_ps: Sample time, in ps from the trace start.
+-- @column name: The viewer's row: `Scalar Unit`, `Vector ALUs`, `Vector Stores`, `Vector Loads`,
+--   `MXU`, `XU` or `RPU`.
+-- @column unit: The functional unit in this project's names: `SALU`, `VALU`, `VST`, `VLD`, `MXU`,
+--   `XLU` or `RPU`.
+-- @column achieved: Instructions the unit's counters counted in the sample (`count_s0_instruction`
+--   + `count_s1_instruction`, `count_matmul`, ...), a count.
+-- @column peak: Instructions the unit could issue in the sample's cycles, a count: 2 × cycles
+--   (scalar unit, vector ALUs), cycles / 8 (MXU), else cycles; above 0.
+-- @column utilization: `achieved` over `peak`: a ratio (1 is the peak).
+-- @column measured: Always TRUE: hardware counters.
 --
 -- Per TPU counter sample (a counter line's samples at one time): each
 -- unit's achieved instructions against its peak, as XProf's utilization

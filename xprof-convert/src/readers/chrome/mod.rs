@@ -5,11 +5,11 @@
 //! A check that the input is UTF-8 (16 MiB at a time), then two passes
 //! over the mapped bytes, never a document tree:
 //!
-//! 1. [`scan`] walks the event array once, keeping 40 bytes per event
+//! 1. `scan.rs` walks the event array once, keeping 40 bytes per event
 //!    (where its text is, its track, start and duration), matching `B`/`E`
 //!    and `b`/`e` pairs, and reading the `M` (metadata) events that name
 //!    processes and threads;
-//! 2. [`emit`] places each track's events in time order and parses each
+//! 2. `emit.rs` places each track's events in time order and parses each
 //!    event's text again for its name and `args`.
 //!
 //! What maps where (also in `docs/formats.md`):

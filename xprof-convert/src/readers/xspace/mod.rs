@@ -2,11 +2,11 @@
 //!
 //! Two passes over the mapped bytes, never a decoded tree:
 //!
-//! 1. [`scan`] finds planes, lines and metadata maps, counts events per
+//! 1. `scan.rs` finds planes, lines and metadata maps, counts events per
 //!    line, checks their order and precomputes the self time of the few
 //!    events that stay open long. This is needed because a plane's
 //!    metadata comes *after* its lines on the wire.
-//! 2. Per plane, the metadata is loaded ([`meta`]) and the lines are
+//! 2. Per plane, the metadata is loaded (`meta.rs`) and the lines are
 //!    streamed into bounded batches: each event's name, promoted stats,
 //!    nesting, containing step/module, flows and counters are resolved as
 //!    it is read.
