@@ -301,3 +301,195 @@ impl RowBuffer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::*;
+    use crate::value::StatValue;
+
+    /// The columns `R`'s fields fill, as its table declares them: names in
+    /// order, an `Option` exactly where the column may be NULL, and a
+    /// `StatValue` over the six value columns.
+    fn check<R: Row>(covered: &mut Vec<Table>) {
+        let columns = R::TABLE.def().columns;
+        let mut at = 0;
+        for field in R::fields() {
+            let column = &columns[at];
+            if field.width == 1 {
+                assert_eq!(field.name, column.name, "{}: field order", R::TABLE.name());
+                assert_eq!(
+                    field.nullable,
+                    column.nullable,
+                    "{}.{}: an Option exactly where the column may be NULL",
+                    R::TABLE.name(),
+                    column.name
+                );
+            } else {
+                let names: Vec<_> = columns[at..at + field.width]
+                    .iter()
+                    .map(|c| c.name)
+                    .collect();
+                // The value columns as `device_args` declares them.
+                let values: Vec<_> = Table::DeviceArgs.def().columns[3..9]
+                    .iter()
+                    .map(|c| c.name)
+                    .collect();
+                assert_eq!(
+                    names,
+                    values,
+                    "{}: a StatValue fills the value columns",
+                    R::TABLE.name()
+                );
+            }
+            at += field.width;
+        }
+        assert_eq!(
+            at,
+            columns.len(),
+            "{}: every column has a field",
+            R::TABLE.name()
+        );
+        covered.push(R::TABLE);
+    }
+
+    #[test]
+    fn every_row_struct_fits_its_table_columns() {
+        let mut covered = Vec::new();
+        check::<TraceRow<'_>>(&mut covered);
+        check::<DeviceRow<'_>>(&mut covered);
+        check::<DeviceArgRow<'_>>(&mut covered);
+        check::<TrackRow<'_>>(&mut covered);
+        check::<EventMetadataRow<'_>>(&mut covered);
+        check::<MetadataArgRow<'_>>(&mut covered);
+        check::<StatMetadataRow<'_>>(&mut covered);
+        check::<CounterRow>(&mut covered);
+        check::<FlowRow<'_>>(&mut covered);
+        check::<HloOpRow<'_>>(&mut covered);
+        check::<HloInstructionRow<'_>>(&mut covered);
+        check::<LloProgramRow<'_>>(&mut covered);
+        check::<LloRegionRow<'_>>(&mut covered);
+        check::<LloBundleUnitRow<'_>>(&mut covered);
+        check::<LloProgramInstructionRow<'_>>(&mut covered);
+        check::<LloAllocationRow<'_>>(&mut covered);
+        check::<LloRegisterLiveRangeRow<'_>>(&mut covered);
+        check::<LloRegisterPressureRow<'_>>(&mut covered);
+        check::<LloBdiStallRow<'_>>(&mut covered);
+        check::<LloBundleSourceRow<'_>>(&mut covered);
+        check::<LloTargetInfoRow<'_>>(&mut covered);
+        check::<LloDumpBundleRow<'_>>(&mut covered);
+        check::<LloDumpOpRow<'_>>(&mut covered);
+        check::<LloDumpBundleUnitRow<'_>>(&mut covered);
+        check::<LloDumpScheduleRow<'_>>(&mut covered);
+        check::<LloDumpAllocationRow<'_>>(&mut covered);
+        check::<ProfileNodeRow<'_>>(&mut covered);
+        check::<NodeMetricRow<'_>>(&mut covered);
+        // events and event_args have builders of their own (event_rows).
+        covered.extend([Table::Events, Table::EventArgs]);
+        covered.sort();
+        assert_eq!(
+            covered,
+            Table::ALL.to_vec(),
+            "every table's row struct is checked"
+        );
+    }
+
+    #[test]
+    fn a_declaration_names_its_columns_as_its_fields_and_keeps_its_docs() {
+        let devices = Table::Devices.def();
+        let kind = devices
+            .columns
+            .iter()
+            .position(|c| c.name == "type")
+            .unwrap();
+        assert_eq!(devices.columns[kind].ty, ColumnType::Utf8);
+        assert!(
+            devices
+                .columns
+                .iter()
+                .all(|c| !c.doc.starts_with(' ') && !c.doc.is_empty())
+        );
+        assert!(
+            Table::ALL
+                .iter()
+                .all(|t| !t.def().doc.starts_with(' ') && !t.def().doc.is_empty())
+        );
+        assert_eq!(devices.columns[0].doc, Table::Traces.def().columns[0].doc);
+    }
+
+    #[test]
+    fn rows_land_in_the_named_columns() {
+        use arrow::array::AsArray;
+        use arrow::datatypes::{Int32Type, Int64Type};
+        let mut b = RowBuffer::new();
+        b.push(&TrackRow {
+            trace_id: 3,
+            track_id: 5,
+            device_id: 7,
+            line_id: 11,
+            display_id: 13,
+            name: "VALU Instructions",
+            display_name: "VALU",
+            kind: "llo_unit",
+            unit: Some("VALU"),
+            timestamp_ns: 17,
+            duration_ps: 19,
+            event_count: 23,
+        });
+        let batch = b.finish().unwrap();
+        let i32_of = |c: &str| {
+            batch
+                .column_by_name(c)
+                .unwrap()
+                .as_primitive::<Int32Type>()
+                .value(0)
+        };
+        let i64_of = |c: &str| {
+            batch
+                .column_by_name(c)
+                .unwrap()
+                .as_primitive::<Int64Type>()
+                .value(0)
+        };
+        assert_eq!(
+            (i32_of("trace_id"), i32_of("track_id"), i32_of("device_id")),
+            (3, 5, 7)
+        );
+        assert_eq!((i64_of("line_id"), i64_of("display_id")), (11, 13));
+        assert_eq!(
+            (
+                i64_of("timestamp_ns"),
+                i64_of("duration_ps"),
+                i64_of("event_count")
+            ),
+            (17, 19, 23)
+        );
+        let s = |c: &str| {
+            batch
+                .column_by_name(c)
+                .unwrap()
+                .as_string::<i32>()
+                .value(0)
+                .to_string()
+        };
+        assert_eq!(s("unit"), "VALU");
+        assert_eq!(s("kind"), "llo_unit");
+
+        let mut args = RowBuffer::new();
+        args.push(&DeviceArgRow {
+            trace_id: 0,
+            device_id: 1,
+            key: "k",
+            value: StatValue::Double(2.5),
+        });
+        let batch = args.finish().unwrap();
+        assert_eq!(
+            batch
+                .column_by_name("double_value")
+                .unwrap()
+                .as_primitive::<arrow::datatypes::Float64Type>()
+                .value(0),
+            2.5
+        );
+    }
+}

@@ -7,8 +7,9 @@
 //!   table is the profile's `events` unless `OPTIONS ('table' 'tracks')`
 //!   names another. Tables created from the same location share one
 //!   conversion.
-//! - [`SessionContextExt::register_profile`]: every table and view of a
-//!   profile under a schema of the caller's choosing.
+//! - [`SessionContextExt::register_profile`](crate::SessionContextExt::register_profile)
+//!   (in `context.rs`): every table and view of a profile under a schema
+//!   of the caller's choosing.
 //!
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -36,8 +37,6 @@ use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
 use datafusion::error::DataFusionError;
 use datafusion::logical_expr::CreateExternalTable;
-use datafusion::prelude::SessionContext;
-use xprof_convert::registry::READERS;
 use xprof_format::Table;
 
 use crate::error::{QueryError, Result};
@@ -146,63 +145,5 @@ impl TableProviderFactory for ProfileTableFactory {
         self.check_format(location).map_err(external)?;
         let tables = self.open(location, option("run")).map_err(external)?;
         Ok(tables.provider(table))
-    }
-}
-
-/// Registers a [`ProfileTableFactory`] for each format this build reads
-/// (`STORED AS XSPACE`, …) and for `STORED AS PROFILE` (any format).
-pub(crate) fn register_table_factories(ctx: &SessionContext) {
-    let state = ctx.state_ref();
-    let mut state = state.write();
-    let factories = state.table_factories_mut();
-    for r in READERS {
-        factories.insert(
-            r.name().to_uppercase(),
-            Arc::new(ProfileTableFactory::new(Some(r.name()))),
-        );
-    }
-    factories.insert("PROFILE".into(), Arc::new(ProfileTableFactory::new(None)));
-}
-
-/// Profiles on any `SessionContext`.
-///
-/// ```
-/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// use datafusion::prelude::SessionContext;
-/// use xprof_query::SessionContextExt as _;
-/// let ctx = SessionContext::new();
-/// let profile = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/data/jax_cpu_mlp.xplane.pb");
-/// ctx.register_profile("p", profile).await?;
-/// let answer = ctx.sql("SELECT count(*) AS n FROM p.events").await?.collect().await?;
-/// assert_eq!(answer[0].num_rows(), 1);
-/// # Ok::<(), xprof_query::QueryError>(()) }).unwrap();
-/// ```
-pub trait SessionContextExt {
-    /// Opens the profile at `path` (a file, run folder, log folder or
-    /// dataset) and registers its tables and views under schema `name`
-    /// (`name.events`, `name.tracks`, …), the context prepared as
-    /// [`prepare_context`](crate::prepare_context) prepares it. The
-    /// context's other tables are left as they are.
-    fn register_profile(
-        &self,
-        name: &str,
-        path: impl AsRef<Path>,
-    ) -> impl std::future::Future<Output = Result<()>> + Send;
-}
-
-impl SessionContextExt for SessionContext {
-    fn register_profile(
-        &self,
-        name: &str,
-        path: impl AsRef<Path>,
-    ) -> impl std::future::Future<Output = Result<()>> + Send {
-        let path = path.as_ref().to_path_buf();
-        let name = name.to_string();
-        async move {
-            crate::session::prepare_context(self);
-            let mut inputs = Inputs::default();
-            inputs.open(&[path], &OpenOptions::default())?;
-            inputs.tables()?.register(self, &name).await
-        }
     }
 }

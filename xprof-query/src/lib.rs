@@ -30,7 +30,8 @@
 //! # Layout
 //!
 //! The files import one another in one direction, from the top down:
-//! `session.rs` and [`factory`] (the ways in) open `inputs.rs` (what was
+//! `session.rs`, `context.rs` (a host's context) and [`factory`] (the
+//! ways in) open `inputs.rs` (what was
 //! opened, where each table's rows are) and register it through
 //! `catalog.rs` (a profile's tables, functions, views and diffs on a
 //! context), which reads `tables.rs` (the providers, with `key_rows.rs`
@@ -45,6 +46,7 @@
 
 mod catalog;
 pub mod check;
+mod context;
 pub mod diff;
 pub mod error;
 pub mod export;
@@ -61,13 +63,13 @@ pub mod statement_size;
 mod tables;
 pub mod views;
 
+pub use context::{SessionContextExt, prepare_context};
 pub use error::{QueryError, Result};
-pub use factory::{ProfileTableFactory, SessionContextExt};
+pub use factory::ProfileTableFactory;
 pub use inputs::{DEFAULT_IN_MEMORY_LIMIT, OpenOptions, Opened};
 pub use physical::{dictionary_aggregate, single_trace_join};
 pub use session::{
     EVENTS_DB_SCHEMA, ProfileSession, SessionBuilder, SessionOptions, default_config,
-    prepare_context,
 };
 pub use tables::{DEFAULT_SCHEMA, StringColumns};
 pub use xprof_convert;

@@ -14,12 +14,10 @@ use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::physical_optimizer::optimizer::PhysicalOptimizer;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
+use crate::context::{register_table_factories, with_project_rules};
 use crate::error::{QueryError, Result};
-use crate::factory::register_table_factories;
 use crate::inputs::{Inputs, MEMORY_PER_INPUT_BYTE};
 use crate::physical::deadline::{Deadline, timed_out};
-use crate::physical::dictionary_aggregate::DictionaryGroupBy;
-use crate::physical::single_trace_join::SingleTraceJoin;
 use crate::tables::{DEFAULT_SCHEMA, StringColumns};
 
 pub use crate::inputs::{DEFAULT_IN_MEMORY_LIMIT, OpenOptions, Opened};
@@ -212,7 +210,7 @@ impl SessionBuilder {
     /// Registers the tables in the host's `ctx`, under schema `xprof`
     /// (or [`SessionBuilder::schema`]), instead of in a context of the
     /// session's own. The host's context keeps its rules; give it this
-    /// project's with [`prepare_context`] unless it plans elsewhere (a
+    /// project's with [`prepare_context`](crate::prepare_context) unless it plans elsewhere (a
     /// cluster's does).
     pub fn context(mut self, ctx: SessionContext) -> Self {
         self.context = Some(ctx);
@@ -298,45 +296,6 @@ impl SessionBuilder {
             strings: self.strings,
         })
     }
-}
-
-/// Gives a host's context what a session's own context has: this
-/// project's two physical rules ([`SingleTraceJoin`] before DataFusion's
-/// rules, [`DictionaryGroupBy`] after them) and `CREATE EXTERNAL TABLE …
-/// STORED AS XSPACE` (each format) and `STORED AS PROFILE`. Adding them
-/// twice adds them once.
-///
-/// ```
-/// use datafusion::prelude::SessionContext;
-/// let ctx = SessionContext::new();
-/// xprof_query::prepare_context(&ctx);
-/// xprof_query::prepare_context(&ctx);
-/// let rules = ctx.state().physical_optimizers().len();
-/// assert_eq!(rules, datafusion::physical_optimizer::optimizer::PhysicalOptimizer::new().rules.len() + 2);
-/// ```
-pub fn prepare_context(ctx: &SessionContext) {
-    register_table_factories(ctx);
-    let state = ctx.state_ref();
-    let mut state = state.write();
-    use datafusion::physical_optimizer::PhysicalOptimizerRule as _;
-    let name = SingleTraceJoin.name().to_string();
-    if state.physical_optimizers().iter().any(|r| r.name() == name) {
-        return;
-    }
-    let rules = with_project_rules(state.physical_optimizers().to_vec());
-    *state = SessionStateBuilder::new_from_existing(state.clone())
-        .with_physical_optimizer_rules(rules)
-        .build();
-}
-
-/// `rules` with this project's two: [`SingleTraceJoin`] first,
-/// [`DictionaryGroupBy`] last.
-fn with_project_rules(
-    mut rules: Vec<Arc<dyn datafusion::physical_optimizer::PhysicalOptimizerRule + Send + Sync>>,
-) -> Vec<Arc<dyn datafusion::physical_optimizer::PhysicalOptimizerRule + Send + Sync>> {
-    rules.insert(0, Arc::new(SingleTraceJoin));
-    rules.push(Arc::new(DictionaryGroupBy::default()));
-    rules
 }
 
 impl ProfileSession {

@@ -20,7 +20,7 @@ use crate::views::nodes::{EventKey, Nodes};
 
 use super::columns::NeededParts;
 use super::inputs::{Input, Parser, StringIds, column, opt_str, strings};
-use super::stats::{KeyInfo, MetadataStat, Stat};
+use super::stat_values::{KeyInfo, MetadataStat, Stat};
 
 /// An HLO instruction a GPU kernel runs (the SQL's `i` and `os`).
 pub(super) struct Instruction {

@@ -25,6 +25,7 @@
 //! - `exec.rs`: the execution plan that reads them;
 //! - `lookups.rs`: what the rows look up, read once (steps, nested time,
 //!   HLO instructions, step names);
+//! - `stat_values.rs`: one stat's key and value as the rows read them;
 //! - `stats.rs`: the stats of each event (the `stats` and `args` CTEs);
 //! - `rows.rs`: the final `SELECT`, one output row at a time;
 //! - `columns.rs`: the view's columns and their builders.
@@ -34,6 +35,7 @@ mod exec;
 mod inputs;
 mod lookups;
 mod rows;
+mod stat_values;
 mod stats;
 
 use std::sync::Arc;
