@@ -110,8 +110,12 @@ class Session:
         return [n for n, kind in self._native.catalog() if kind == "table"]
 
     def views(self) -> list[str]:
-        """The names of the views: the analyses and the diff helpers."""
-        return [n for n, kind in self._native.catalog() if kind == "view"]
+        """The names of the views: the analyses and the diff helpers (not
+        the helper views whose names start with ``_``, the views' private
+        parts, as ``xprof-sql schema`` lists them)."""
+        return [
+            n for n, kind in self._native.catalog() if kind == "view" and not n.startswith("_")
+        ]
 
     def schema(self, name: str) -> pa.Schema:
         """The Arrow schema of a table or view.
