@@ -363,8 +363,7 @@ impl ProfileSession {
     pub async fn sql(&self, sql: &str) -> Result<datafusion::dataframe::DataFrame> {
         let (ctx, read_only, sql) = (self.ctx.clone(), self.options.read_only, sql.to_string());
         let (_, deadline) = self.deadline();
-        self.within(deadline, async move { plan(&ctx, read_only, &sql).await })
-            .await
+        within(deadline, async move { plan(&ctx, read_only, &sql).await }).await
     }
 
     /// Plans and starts one SQL statement under the session's limits: the
@@ -380,16 +379,15 @@ impl ProfileSession {
     ) -> Result<datafusion::execution::SendableRecordBatchStream> {
         let (ctx, read_only, sql) = (self.ctx.clone(), self.options.read_only, sql.to_string());
         let (started, deadline) = self.deadline();
-        let stream = self
-            .within(deadline, async move {
-                Ok(plan(&ctx, read_only, &sql).await?.execute_stream().await?)
-            })
-            .await
-            .map(|stream| match deadline {
-                Some((_, limit)) => Box::pin(Deadline::new(stream, started, limit))
-                    as datafusion::execution::SendableRecordBatchStream,
-                None => stream,
-            });
+        let stream = within(deadline, async move {
+            Ok(plan(&ctx, read_only, &sql).await?.execute_stream().await?)
+        })
+        .await
+        .map(|stream| match deadline {
+            Some((_, limit)) => Box::pin(Deadline::new(stream, started, limit))
+                as datafusion::execution::SendableRecordBatchStream,
+            None => stream,
+        });
         let Some(memory_limit) = self.options.memory_limit_bytes else {
             return stream;
         };
@@ -423,38 +421,6 @@ impl ProfileSession {
             .query_timeout
             .and_then(|limit| Some((started.checked_add(limit)?, limit)));
         (started, deadline)
-    }
-
-    /// `work` (planning), on a thread of its own and given up at the
-    /// deadline when there is one.
-    async fn within<T: Send + 'static>(
-        &self,
-        deadline: Option<(tokio::time::Instant, std::time::Duration)>,
-        work: impl std::future::Future<Output = Result<T>> + Send + 'static,
-    ) -> Result<T> {
-        let Some((at, limit)) = deadline else {
-            return work.await;
-        };
-        let (answer, planned) = tokio::sync::oneshot::channel();
-        let runtime = tokio::runtime::Handle::current();
-        std::thread::Builder::new()
-            .name("xprof-sql-plan".into())
-            .stack_size(PLAN_STACK_BYTES)
-            .spawn(move || {
-                let _ = answer.send(runtime.block_on(work));
-            })
-            .map_err(|e| {
-                QueryError::DataFusion(DataFusionError::Execution(format!(
-                    "no thread to plan the statement on: {e}"
-                )))
-            })?;
-        match tokio::time::timeout_at(at, planned).await {
-            Ok(Ok(answer)) => answer,
-            Ok(Err(_)) => Err(QueryError::DataFusion(DataFusionError::Execution(
-                "planning the statement failed without an answer".into(),
-            ))),
-            Err(_) => Err(timed_out(limit).into()),
-        }
     }
 
     /// Runs one SQL statement under the session's limits and collects its
@@ -557,4 +523,35 @@ async fn plan(
         .with_allow_dml(false)
         .with_allow_statements(false);
     Ok(ctx.sql_with_options(sql, options).await?)
+}
+
+/// `work` (planning), on a thread of its own and given up at the
+/// deadline when there is one.
+async fn within<T: Send + 'static>(
+    deadline: Option<(tokio::time::Instant, std::time::Duration)>,
+    work: impl std::future::Future<Output = Result<T>> + Send + 'static,
+) -> Result<T> {
+    let Some((at, limit)) = deadline else {
+        return work.await;
+    };
+    let (answer, planned) = tokio::sync::oneshot::channel();
+    let runtime = tokio::runtime::Handle::current();
+    std::thread::Builder::new()
+        .name("xprof-sql-plan".into())
+        .stack_size(PLAN_STACK_BYTES)
+        .spawn(move || {
+            let _ = answer.send(runtime.block_on(work));
+        })
+        .map_err(|e| {
+            QueryError::DataFusion(DataFusionError::Execution(format!(
+                "no thread to plan the statement on: {e}"
+            )))
+        })?;
+    match tokio::time::timeout_at(at, planned).await {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(_)) => Err(QueryError::DataFusion(DataFusionError::Execution(
+            "planning the statement failed without an answer".into(),
+        ))),
+        Err(_) => Err(timed_out(limit).into()),
+    }
 }
