@@ -26,6 +26,7 @@ mod shell;
 pub use cli::app::run_cli;
 pub use cli::check::check_report_json;
 
+#[cfg(feature = "cluster")]
 pub use xprof_cluster as cluster;
 pub use xprof_convert as convert;
 pub use xprof_format as format;

@@ -51,6 +51,7 @@ enum Command {
     Export(super::export::ExportArgs),
     /// Run an Apache Ballista scheduler or executor that runs this
     /// project's SQL (`query --cluster`; docs/cluster.md).
+    #[cfg(feature = "cluster")]
     Cluster {
         #[command(subcommand)]
         role: super::cluster::ClusterRole,
@@ -90,6 +91,7 @@ where
     runtime.shutdown_background();
     // The cluster jobs of queries it gave up on (--timeout) are cancelled
     // before the process ends, or they would run on without a client.
+    #[cfg(feature = "cluster")]
     crate::cluster::wait_for_cancellations();
     match outcome {
         Ok(status) => status,
@@ -113,6 +115,7 @@ async fn run(cli: Cli) -> AnyResult<i32> {
         Command::Diff(args) => super::diff::diff(args).await,
         Command::Report(args) => super::report::report(args).await,
         Command::Export(args) => super::export::export(args).await,
+        #[cfg(feature = "cluster")]
         Command::Cluster { role } => super::cluster::cluster(role).await,
         Command::Inspect(args) => super::inspect::inspect(args),
         Command::Schema(args) => super::schema::schema(args),

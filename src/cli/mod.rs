@@ -23,6 +23,7 @@ use crate::shell::statement::statements;
 
 pub mod app;
 pub mod check;
+#[cfg(feature = "cluster")]
 pub mod cluster;
 pub mod convert;
 pub mod diff;

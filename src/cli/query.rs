@@ -145,6 +145,16 @@ pub async fn new_session(
     inputs: &[PathBuf],
 ) -> AnyResult<ProfileSession> {
     let options = session_options(limits, settings);
+    #[cfg(not(feature = "cluster"))]
+    if let Some(url) = &settings.cluster {
+        let _ = inputs;
+        return Err(format!(
+            "--cluster {url}: this xprof-sql was built without the cluster \
+             (cargo feature `cluster`, docs/cluster.md)"
+        )
+        .into());
+    }
+    #[cfg(feature = "cluster")]
     if let Some(url) = &settings.cluster {
         crate::cluster::check_inputs(inputs)?;
         // `--timeout` bounds reaching the scheduler too.

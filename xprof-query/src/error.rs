@@ -27,7 +27,7 @@ pub enum QueryError {
     /// ([`crate::statement_size`]); the message names the limit.
     #[error("{0}")]
     TooLarge(String),
-    /// Writing an output file (an [`crate::export`]) failed.
+    /// Writing an output file (an `export`) failed.
     #[error("{path}: {source}")]
     Output {
         /// The file.

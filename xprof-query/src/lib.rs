@@ -45,10 +45,12 @@
 #![warn(missing_docs)]
 
 mod catalog;
+#[cfg(feature = "check")]
 pub mod check;
 mod context;
 pub mod diff;
 pub mod error;
+#[cfg(feature = "export")]
 pub mod export;
 pub mod factory;
 pub mod functions;
