@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::output::OutputFormat;
-use crate::query::diff::{DIFFS, Verdict};
+use crate::query::diff::{DIFFS, Verdict, kernel_lines, kernel_lines_sql};
 
 use crate::cli::query::{SessionArgs, new_session, open_into};
 use crate::cli::{AnyResult, Limits, outln, run_sql};
@@ -103,6 +103,17 @@ pub async fn diff(args: DiffArgs) -> AnyResult<()> {
             eprintln!("{line}");
         }
         shown += 1;
+        // Compiled kernels: a line for each, as the diff's own verdict.
+        if d.name == "diff_llo_kernels" {
+            let rows = session.collect(&kernel_lines_sql(&a, &b)).await?;
+            for line in kernel_lines(&rows) {
+                if verdict_to_stdout {
+                    outln!("  {line}");
+                } else {
+                    eprintln!("  {line}");
+                }
+            }
+        }
         run_sql(&session, &d.top_rows_sql(&a, &b, top), format, None).await?;
     }
     if shown == 0 {

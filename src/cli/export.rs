@@ -12,7 +12,9 @@ pub struct ExportArgs {
     /// Profile files, run folders, log folders or converted datasets.
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
-    /// The selection, e.g. `SELECT * FROM events WHERE name LIKE 'fusion%'`.
+    /// The selection, e.g. `SELECT * FROM events WHERE name LIKE 'fusion%'`;
+    /// or a compiled kernel's ops, `SELECT * FROM llo_dump_ops WHERE hlo_op
+    /// = '…'`, for its schedule (a track per unit slot, 1 bundle = 1 ns).
     #[arg(short = 'e', long = "execute", required = true)]
     sql: String,
     /// The file to write.

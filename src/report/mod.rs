@@ -13,6 +13,7 @@
 //! with `data-chart="<view>"`, so a test compares the page with the views.
 
 mod busy_timeline;
+mod compiled_kernels;
 mod kernel;
 mod llo;
 mod overview;
@@ -56,6 +57,7 @@ pub async fn report(session: &ProfileSession, title: &str) -> Result<String> {
         busy_timeline::section(session, several).await?,
         llo::section(session).await?,
         kernel::section(session).await?,
+        compiled_kernels::section(session).await?,
         proton::section(session).await?,
         pytorch::section(session).await?,
     ]

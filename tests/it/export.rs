@@ -469,3 +469,186 @@ async fn counter_values_export_as_the_counters_table_holds_them() {
         want.values().sum::<usize>()
     );
 }
+
+/// A compiled kernel's schedule (a dump's `llo_dump_ops`, in the real
+/// dumps' shapes) exported for Perfetto and decoded with Perfetto's
+/// messages: one track per unit slot (`MXU0`, `VALU1`, …), one slice per
+/// op at its bundle (1 bundle = 1 ns, named in the kernel's process), the
+/// slices of each unit the ops of `llo_dump_ops` of that unit, and a flow
+/// for each use of a value defined by an earlier op, found here from the
+/// op texts of the dump file itself.
+#[tokio::test]
+async fn a_kernels_schedule_exports_as_slot_tracks_with_dependency_flows() {
+    use std::collections::{BTreeSet, HashMap};
+    use xprof_testdata::llo_compile::{KernelSpec, compile_session};
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("jf");
+    let compile = compile_session(
+        1_783_579_888_000_000_000,
+        &[KernelSpec {
+            spills: 1,
+            ..KernelSpec::new("matmul_reduce.1", 8, 4)
+        }],
+    );
+    compile.write_to(&folder).unwrap();
+    let session = open(std::slice::from_ref(&folder)).await;
+    let out = dir.path().join("schedule.pftrace");
+    let options = ExportOptions {
+        format: ExportFormat::Perfetto,
+        counters: false,
+    };
+    let summary = export(
+        &session,
+        "SELECT * FROM llo_dump_ops WHERE hlo_op = 'matmul_reduce.1'",
+        &out,
+        &options,
+    )
+    .await
+    .unwrap();
+    let trace = Trace::decode(std::fs::read(&out).unwrap().as_slice()).unwrap();
+    let mut track_names: HashMap<u64, String> = HashMap::new();
+    let mut process = None;
+    for p in &trace.packet {
+        if let Some(d) = &p.track_descriptor {
+            if d.thread.is_some() {
+                track_names.insert(d.uuid.unwrap(), d.name.clone().unwrap());
+            } else {
+                process = d.name.clone();
+            }
+        }
+    }
+    assert_eq!(
+        process.as_deref(),
+        Some("matmul_reduce.1 schedule (1 bundle = 1 ns)")
+    );
+    // Slices: (slot, op name, bundle); flows by id, out and in.
+    let mut slices = Vec::new();
+    let mut out_ids: HashMap<u64, (i64, String)> = HashMap::new();
+    let mut in_ids: HashMap<u64, (i64, String)> = HashMap::new();
+    for p in &trace.packet {
+        let Some(e) = &p.track_event else { continue };
+        if e.r#type != Some(TYPE_SLICE_BEGIN) {
+            continue;
+        }
+        let slot = track_names[&e.track_uuid.unwrap()].clone();
+        let bundle = p.timestamp.unwrap() as i64; // 1 bundle = 1 ns
+        let text = e
+            .debug_annotations
+            .iter()
+            .find(|a| a.name.as_deref() == Some("text"))
+            .and_then(|a| a.string_value.clone())
+            .unwrap();
+        for id in &e.flow_ids {
+            out_ids.insert(*id, (bundle, text.clone()));
+        }
+        for id in &e.terminating_flow_ids {
+            in_ids.insert(*id, (bundle, text.clone()));
+        }
+        slices.push((slot, e.name.clone().unwrap(), bundle, text));
+    }
+    // Every op of the dump file is a slice at its bundle, on a slot of its
+    // unit; per unit, the dump's ops of that unit.
+    let ops = query_rows_of(
+        &session,
+        "SELECT address, opcode, unit, text FROM llo_dump_ops ORDER BY address, position",
+    )
+    .await;
+    assert_eq!(slices.len(), ops.len());
+    assert_eq!(summary.events as usize, ops.len());
+    let mut want: BTreeSet<(String, i64, String)> = BTreeSet::new();
+    for r in &ops {
+        want.insert((s(r, "opcode"), i(r, "address"), s(r, "text")));
+    }
+    let got: BTreeSet<(String, i64, String)> = slices
+        .iter()
+        .map(|(_, name, bundle, text)| (name.clone(), *bundle, text.clone()))
+        .collect();
+    assert_eq!(got, want);
+    for (slot, _, bundle, text) in &slices {
+        let unit = ops
+            .iter()
+            .find(|r| i(r, "address") == *bundle && s(r, "text") == *text)
+            .map(|r| s(r, "unit"))
+            .unwrap();
+        assert!(slot.starts_with(&unit), "{slot} holds a {unit} op");
+    }
+    let slots: BTreeSet<&str> = slices.iter().map(|(s, _, _, _)| s.as_str()).collect();
+    for slot in [
+        "MXU0", "MXU1", "VALU0", "VLD0", "VLD1", "VST0", "SALU0", "XLU0", "XLU1",
+    ] {
+        assert!(slots.contains(slot), "{slot} in {slots:?}");
+    }
+    // No two ops share a slot in one bundle.
+    let mut taken = BTreeSet::new();
+    for (slot, _, bundle, _) in &slices {
+        if slot != "PSEUDO" {
+            assert!(
+                taken.insert((slot.clone(), *bundle)),
+                "{slot} twice in {bundle}"
+            );
+        }
+    }
+    // Flows: from the dump file's text, each register an op reads whose
+    // value an earlier op (or one before it in its bundle) defined.
+    let (name, text) = compile
+        .files
+        .iter()
+        .find(|(n, _)| n.ends_with("-final_bundles.txt"))
+        .unwrap();
+    let mut defined: HashMap<String, (i64, String)> = HashMap::new();
+    let mut want_flows: BTreeSet<((i64, String), (i64, String))> = BTreeSet::new();
+    for line in text.lines() {
+        let Some((addr, rest)) = line.split_once(':') else {
+            continue;
+        };
+        let addr = addr.split_whitespace().next().unwrap_or("");
+        let Ok(bundle) = (if let Some(hex) = addr.strip_prefix("0x") {
+            i64::from_str_radix(hex, 16)
+        } else {
+            addr.parse::<i64>()
+        }) else {
+            continue;
+        };
+        let Some(open) = rest.find('{') else { continue };
+        let close = rest.rfind('}').unwrap();
+        for op in rest[open + 1..close]
+            .split(";;")
+            .map(str::trim)
+            .filter(|o| !o.is_empty())
+        {
+            let (result, operands) = match op.split_once(" = ") {
+                Some((r, o)) if r.starts_with('%') => (Some(r.split('_').next().unwrap()), o),
+                _ => (None, op),
+            };
+            for token in
+                operands.split(|c: char| !(c.is_ascii_alphanumeric() || c == '%' || c == '_'))
+            {
+                if !token.starts_with('%') || token.len() < 2 {
+                    continue;
+                }
+                let value = token.split('_').next().unwrap();
+                if Some(value) == result {
+                    continue;
+                }
+                if let Some(def) = defined.get(value) {
+                    want_flows.insert((def.clone(), (bundle, op.to_string())));
+                }
+            }
+            if let Some(r) = result {
+                defined.insert(r.to_string(), (bundle, op.to_string()));
+            }
+        }
+    }
+    assert!(want_flows.len() > 10, "{name}: {}", want_flows.len());
+    let got_flows: BTreeSet<((i64, String), (i64, String))> = out_ids
+        .iter()
+        .map(|(id, from)| (from.clone(), in_ids[id].clone()))
+        .collect();
+    assert_eq!(
+        out_ids.len(),
+        in_ids.len(),
+        "each flow leaves one op and ends at one"
+    );
+    assert_eq!(got_flows, want_flows);
+    assert_eq!(summary.flows as usize, want_flows.len());
+}

@@ -549,7 +549,7 @@ fn dump_with(edit: impl Fn(&str) -> String) -> (tempfile::TempDir, PathBuf) {
 async fn dump_bundles(dump: &Path) -> (i64, String) {
     let rows = query_rows(&[dump], "SELECT count(*) AS n FROM llo_dump_bundles").await;
     let bundles = i(&rows[0], "n");
-    // A dump folder is a trace per file: every file's warnings.
+    // A dump folder is a trace per kernel: every trace's warnings.
     let rows = query_rows(
         &[dump],
         "SELECT array_to_string(converter_warnings, '|') AS w FROM traces ORDER BY trace_id",

@@ -13,8 +13,11 @@ mod async_overlap;
 mod bad_input;
 mod check;
 mod cli;
+#[cfg(feature = "cluster")]
 mod cluster;
+#[cfg(feature = "cluster")]
 mod cluster_limits;
+#[cfg(feature = "cluster")]
 mod cluster_security;
 mod corpus;
 mod dictionary_aggregate;
@@ -34,6 +37,7 @@ mod limits;
 mod llo;
 mod llo_capture;
 mod llo_dump;
+mod llo_kernels;
 mod llo_static;
 mod oracles;
 mod real_numbers;

@@ -1308,3 +1308,102 @@ async fn the_pytorch_section_draws_htas_views_per_rank() {
         );
     }
 }
+
+/// A compiler dump folder alone (a compile session of two kernels in the
+/// real dumps' shapes, `xprof_testdata::llo_compile`) draws the
+/// compiled-kernel section: a part per kernel, its numbers those of
+/// `llo_kernels`, its bundle picture one lane per unit whose cells are
+/// the rows of the compiler's per-bundle utilization file (read here from
+/// its text), and a page that says no time was measured; the measured
+/// kernel section is absent.
+#[tokio::test]
+async fn a_dump_folder_alone_draws_its_kernels_schedules() {
+    use xprof_testdata::llo_compile::{KernelSpec, compile_session};
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("jf");
+    let matmul = KernelSpec {
+        spills: 1,
+        ..KernelSpec::new("matmul_reduce.1", 16, 8)
+    };
+    let compile = compile_session(
+        1_783_579_888_000_000_000,
+        &[matmul, KernelSpec::new("softmax.2", 6, 12)],
+    );
+    compile.write_to(&folder).unwrap();
+    let out = dir.path().join("dump.html");
+    report_of(&folder, &out);
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("id=\"compiled-kernels\""), "no section");
+    assert!(!html.contains("id=\"kernels\""), "a dump ran nothing");
+    assert!(html.contains("there is no measured time here"));
+    let section = &html[html.find("id=\"compiled-kernels\"").unwrap()..];
+    for kernel in &compile.kernels {
+        let part = kernel_part(section, kernel.hlo_op);
+        // The compiler's per-bundle utilization file, read from its text.
+        let (name, text) = compile
+            .files
+            .iter()
+            .find(|(n, _)| {
+                n.contains(&format!("-{}-", kernel.hlo_op))
+                    && n.ends_with("-final_hlo-static-per-bundle-utilization.txt")
+            })
+            .unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let columns: Vec<&str> = lines[1].split(',').map(str::trim).collect();
+        fn unit_of(c: &str) -> &str {
+            match c {
+                "VLOAD" => "VLD",
+                "VLOAD:FILL" => "FILL",
+                "VSTORE" => "VST",
+                "VSTORE:SPILL" => "SPILL",
+                other => other,
+            }
+        }
+        let mut want: std::collections::BTreeMap<String, Vec<i64>> = Default::default();
+        for row in lines[4..].iter().filter(|l| !l.trim().is_empty()) {
+            for (c, v) in columns.iter().zip(row.split_whitespace()) {
+                want.entry(unit_of(c).to_string())
+                    .or_default()
+                    .push(v.parse().unwrap());
+            }
+        }
+        let picture = figure_of(part, "llo_dump_bundle_units");
+        let lanes: std::collections::BTreeMap<String, Vec<i64>> = attrs(picture, "data-unit")
+            .into_iter()
+            .zip(attrs(picture, "data-used"))
+            .map(|(u, used)| (u, used.split(' ').map(|x| x.parse().unwrap()).collect()))
+            .collect();
+        assert_eq!(lanes, want, "{name}");
+        assert!(
+            picture.contains(&format!("{}: {} bundles", kernel.hlo_op, kernel.bundles)),
+            "{}",
+            kernel.hlo_op
+        );
+    }
+    // The summary row is llo_kernels' row.
+    let rows = query_rows(
+        &[&folder],
+        "SELECT hlo_op, bundles, spill_slots FROM llo_kernels ORDER BY hlo_op",
+    )
+    .await;
+    for r in &rows {
+        let part = kernel_part(section, &s(r, "hlo_op"));
+        let table = &part[part.find("data-table=\"llo_kernels\"").unwrap()..];
+        let cells: Vec<String> = table
+            .split("<td")
+            .skip(1)
+            .map(|c| {
+                let c = &c[c.find('>').unwrap() + 1..];
+                c[..c.find("</td>").unwrap()].to_string()
+            })
+            .collect();
+        assert_eq!(cells[0], i(r, "bundles").to_string());
+        assert_eq!(cells[7], i(r, "spill_slots").to_string());
+    }
+    if let Some(browser) = chromium() {
+        let dom = dom_of(&browser, &out);
+        assert!(dom.contains("data-errors=\"\""), "script errors");
+    } else {
+        assert!(std::env::var_os("XPROF_SQL_NO_BROWSER").is_some());
+    }
+}

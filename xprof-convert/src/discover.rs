@@ -46,6 +46,9 @@ pub fn host_of(path: &Path) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    if let Some(host) = READERS.iter().find_map(|r| r.host_name(&name)) {
+        return host;
+    }
     let suffix = READERS
         .iter()
         .flat_map(|r| r.file_suffixes())
@@ -55,6 +58,15 @@ pub fn host_of(path: &Path) -> String {
         Some(s) => name[..name.len() - s.len()].to_string(),
         None => name,
     }
+}
+
+/// The files read into the trace of `path`: itself, then the other files
+/// of its trace where the format makes a trace of several files
+/// ([`companions`](crate::reader::ProfileReader::companions)).
+pub fn trace_files(path: &Path) -> Vec<PathBuf> {
+    let mut files = vec![path.to_path_buf()];
+    files.extend(READERS.iter().flat_map(|r| r.companions(path)));
+    files
 }
 
 /// Whether a `*.json` or `*.json.gz` file (a name no reader owns) holds a
@@ -157,6 +169,16 @@ fn profile_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
     files.retain(|p| {
         let name = p.file_name().unwrap_or_default().to_string_lossy();
         is_xspace_name(&name) || !xspace_hosts.contains(&host_of(p))
+    });
+    // A trace of several files (an LLO dump's files of one compile) is
+    // found once, by its first file; the reader reads the others with it.
+    let mut read_with_earlier = std::collections::HashSet::new();
+    files.retain(|p| {
+        if read_with_earlier.contains(p) {
+            return false;
+        }
+        read_with_earlier.extend(trace_files(p).into_iter().skip(1));
+        true
     });
     Ok(files)
 }

@@ -20,7 +20,7 @@ use crate::error::{ConvertError, Result, io_err};
 
 /// Discovery's items at the path callers used before it had its own
 /// module ([`crate::discover`]).
-pub use crate::discover::{ProfileFile, discover, host_of, is_profile_name};
+pub use crate::discover::{ProfileFile, discover, host_of, is_profile_name, trace_files};
 
 /// The bytes of an opened input, mapped rather than read where possible.
 #[derive(Debug)]

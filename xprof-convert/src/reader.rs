@@ -70,6 +70,21 @@ pub trait ProfileReader: Send + Sync {
         &[]
     }
 
+    /// The other files of the trace `path` is read into, where a trace is
+    /// several files (an LLO dump's files of one compile): discovery keeps
+    /// one file per trace, and [`convert`](Self::convert) reads these with
+    /// it. None by default: a file is a trace.
+    fn companions(&self, _path: &Path) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
+
+    /// The host name of a trace read from a file named `file_name`, where
+    /// it is not the file name less a [suffix](Self::file_suffixes) (an
+    /// LLO dump's kernel, named by its HLO op). None by default.
+    fn host_name(&self, _file_name: &str) -> Option<String> {
+        None
+    }
+
     /// Whether `head` (the first bytes of the decompressed input read from
     /// `path`) looks like this format.
     fn sniff(&self, path: &Path, head: &[u8]) -> bool;

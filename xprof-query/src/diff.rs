@@ -118,6 +118,59 @@ pub const DIFFS: &[DiffDef] = &[
         ],
     },
     DiffDef {
+        name: "diff_llo_kernels",
+        doc: "Per compiled TPU kernel (HLO op) of `llo_kernels`, two compiles compared (dump folders with dump folders, captures with captures): bundles, empty bundles, static occupancy per unit, spill and fill slots, VMEM and SMEM bytes, peak registers by type, and for captures executions and mean time per execution; the bundle difference (b − a), ratio and ranks; `only_in` lists a kernel compiled on one side only.",
+        source: "llo_kernels",
+        keys: &["hlo_op"],
+        measures: &[
+            m("bundles", "max(x.bundles)"),
+            m("empty_bundles", "max(x.empty_bundles)"),
+            m("mxu_pct", "max(x.mxu_pct)"),
+            m("valu_pct", "max(x.valu_pct)"),
+            m("vld_pct", "max(x.vld_pct)"),
+            m("vst_pct", "max(x.vst_pct)"),
+            m("salu_pct", "max(x.salu_pct)"),
+            m("xlu_pct", "max(x.xlu_pct)"),
+            m("eup_pct", "max(x.eup_pct)"),
+            m("spill_slots", "max(x.spill_slots)"),
+            m("fill_slots", "max(x.fill_slots)"),
+            m("vmem_bytes", "max(x.vmem_bytes)"),
+            m("smem_bytes", "max(x.smem_bytes)"),
+            m("peak_vregs", "max(x.peak_vregs)"),
+            m("peak_sregs", "max(x.peak_sregs)"),
+            m("peak_pregs", "max(x.peak_pregs)"),
+            m("executions", "sum(x.executions)"),
+            m(
+                "mean_us",
+                "sum(x.mean_us * x.executions) / sum(x.executions)",
+            ),
+        ],
+    },
+    DiffDef {
+        name: "diff_llo_regions",
+        doc: "Per TPU kernel and LLO region of `llo_region_profile` (kernel-profiling captures): measured time of the region's entries summed over each side's traces, mean time per entry, share of the kernel's marked time, entries, and the static occupancy of the same bundles the time was measured over (the region's own segment: MXU, VALU, VLD, VST, SALU); the time difference (b − a), ratio and ranks.",
+        source: "llo_region_profile",
+        keys: &["hlo_op", "region_id", "name"],
+        measures: &[
+            m("measured_us", "sum(x.measured_ps) / 1e6"),
+            m(
+                "mean_us",
+                "CAST(sum(x.measured_ps) AS DOUBLE) / sum(x.entries) / 1e6",
+            ),
+            m("measured_pct", "avg(x.measured_pct)"),
+            m("entries", "sum(x.entries)"),
+            m(
+                "self_bundles",
+                "max(x.self_limit_bundle - x.self_start_bundle)",
+            ),
+            m("self_mxu_pct", "max(x.self_mxu_pct)"),
+            m("self_valu_pct", "max(x.self_valu_pct)"),
+            m("self_vld_pct", "max(x.self_vld_pct)"),
+            m("self_vst_pct", "max(x.self_vst_pct)"),
+            m("self_salu_pct", "max(x.self_salu_pct)"),
+        ],
+    },
+    DiffDef {
         name: "diff_kineto_ops",
         doc: "Per op or kernel name of `kineto_ops` (PyTorch Kineto traces) in each trace's first profiler step (HTA's `TraceDiff.compare_traces` default), summed over each side's traces: total duration and occurrences on each side, the duration difference (b − a), ratio and ranks; `only_in` gives HTA's added ('b') and deleted ('a') ops.",
         source: "(SELECT * FROM kineto_ops WHERE iteration = first_iteration)",
@@ -182,7 +235,7 @@ b AS (SELECT * FROM ranked WHERE side = 'b')
 SELECT {key_out},
        {sides_out},
        coalesce(b.{main}, 0) - coalesce(a.{main}, 0) AS diff,
-       b.{main} / nullif(a.{main}, 0) AS ratio,
+       CAST(b.{main} AS DOUBLE) / nullif(a.{main}, 0) AS ratio,
        a.rank AS a_rank, b.rank AS b_rank,
        CASE WHEN a.side IS NULL THEN 'b' WHEN b.side IS NULL THEN 'a' END AS only_in
 FROM a FULL JOIN b ON {join}",
@@ -319,6 +372,103 @@ impl DiffDef {
             self.keys.join(", ")
         )
     }
+}
+
+/// The query of [`kernel_lines`]: `diff_llo_kernels` on sides `a` and
+/// `b`, the kernel with the largest bundle increase first.
+pub fn kernel_lines_sql(a: &str, b: &str) -> String {
+    format!(
+        "SELECT hlo_op, arrow_cast(a_bundles, 'Int64'), arrow_cast(b_bundles, 'Int64'), \
+         arrow_cast(a_empty_bundles, 'Int64'), arrow_cast(b_empty_bundles, 'Int64'), \
+         arrow_cast(a_spill_slots, 'Int64'), arrow_cast(b_spill_slots, 'Int64'), \
+         arrow_cast(a_fill_slots, 'Int64'), arrow_cast(b_fill_slots, 'Int64'), \
+         arrow_cast(a_mxu_pct, 'Float64'), arrow_cast(b_mxu_pct, 'Float64'), \
+         arrow_cast(a_mean_us, 'Float64'), arrow_cast(b_mean_us, 'Float64'), only_in \
+         FROM {} ORDER BY diff DESC NULLS LAST, hlo_op",
+        DIFFS
+            .iter()
+            .find(|d| d.name == "diff_llo_kernels")
+            .expect("diff_llo_kernels is a diff")
+            .call(a, b)
+    )
+}
+
+/// One verdict line per compiled kernel from the rows of
+/// [`kernel_lines_sql`]: bundles, empty bundles, spill and fill slots,
+/// MXU occupancy and (captures) mean time on each side, e.g.
+/// `pallas_matmul.1: bundles 210 -> 231 (+10.0%); empty 23 -> 23; spill
+/// slots 0 -> 4 (new); fill slots 0 -> 0; MXU 61.7% -> 56.1%`, or
+/// `new_kernel.1: only in b (231 bundles)`.
+pub fn kernel_lines(batches: &[arrow::record_batch::RecordBatch]) -> Vec<String> {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::{Float64Type, Int64Type};
+    let mut lines = Vec::new();
+    for batch in batches {
+        if batch.num_columns() < 14 {
+            continue;
+        }
+        let text = |c: usize, row: usize| {
+            let col =
+                arrow::compute::cast(batch.column(c), &arrow::datatypes::DataType::Utf8).ok()?;
+            let col = col.as_string::<i32>();
+            (!col.is_null(row)).then(|| col.value(row).to_string())
+        };
+        let int = |c: usize, row: usize| {
+            let col = batch.column(c).as_primitive_opt::<Int64Type>()?;
+            (!col.is_null(row)).then(|| col.value(row))
+        };
+        let float = |c: usize, row: usize| {
+            let col = batch.column(c).as_primitive_opt::<Float64Type>()?;
+            (!col.is_null(row)).then(|| col.value(row))
+        };
+        for row in 0..batch.num_rows() {
+            let kernel = text(0, row).unwrap_or_default();
+            if let Some(side) = text(13, row) {
+                let bundles = int(if side == "a" { 1 } else { 2 }, row);
+                let bundles = bundles.map_or(String::new(), |n| format!(" ({n} bundles)"));
+                lines.push(format!("{kernel}: only in {side}{bundles}"));
+                continue;
+            }
+            let ints = |what: &str, c: usize| {
+                let (a, b) = (int(c, row), int(c + 1, row));
+                let show = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
+                let change = match (a, b) {
+                    (Some(0), Some(b)) if b > 0 => " (new)".to_string(),
+                    (Some(a), Some(b)) if a != 0 && a != b => {
+                        format!(" ({:+.1}%)", 100.0 * (b - a) as f64 / a as f64)
+                    }
+                    _ => String::new(),
+                };
+                format!("{what} {} -> {}{change}", show(a), show(b))
+            };
+            let mut parts = vec![
+                ints("bundles", 1),
+                ints("empty", 3),
+                ints("spill slots", 5),
+                ints("fill slots", 7),
+            ];
+            let (mxu_a, mxu_b) = (float(9, row), float(10, row));
+            if mxu_a.is_some() || mxu_b.is_some() {
+                let show = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}%"));
+                parts.push(format!("MXU {} -> {}", show(mxu_a), show(mxu_b)));
+            }
+            let (mean_a, mean_b) = (float(11, row), float(12, row));
+            if mean_a.is_some() || mean_b.is_some() {
+                let show = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+                let change = match (mean_a, mean_b) {
+                    (Some(a), Some(b)) if a != 0.0 => format!(" ({:+.1}%)", 100.0 * (b - a) / a),
+                    _ => String::new(),
+                };
+                parts.push(format!(
+                    "mean {} -> {} us{change}",
+                    show(mean_a),
+                    show(mean_b)
+                ));
+            }
+            lines.push(format!("{kernel}: {}", parts.join("; ")));
+        }
+    }
+    lines
 }
 
 /// One diff summarized on its two sides: the row of

@@ -107,7 +107,9 @@ impl Inputs {
         // Decided by what the inputs inflate to, not their size on disk.
         let mut total = 0u64;
         for f in &files {
-            total += input::inflated_len(&f.path)?;
+            for path in input::trace_files(&f.path) {
+                total += input::inflated_len(&path)?;
+            }
         }
         let first = self.used_trace_ids.iter().max().map_or(0, |m| m + 1);
         if total > options.in_memory_limit_bytes {

@@ -28,6 +28,7 @@ mod gpu;
 pub mod llo;
 pub mod llo_capture;
 mod llo_capture_truth;
+pub mod llo_compile;
 pub mod llo_dump;
 pub mod llo_proto;
 pub mod mosaic_gpu;

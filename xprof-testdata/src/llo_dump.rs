@@ -358,7 +358,7 @@ pub const REAL_SHAPED_OP: &str = "matmul_reduce.1";
 /// per-bundle utilization dump that counts it, `None` for the ops no
 /// column counts one by one (MXU ops: the MXU column is the MXUs modelled
 /// busy; pseudo-ops take no slot).
-type OpShape = (&'static str, Option<&'static str>);
+pub type OpShape = (&'static str, Option<&'static str>);
 
 /// Op shapes as the facts sheet (§9.1, §9.3) lists them, with the column
 /// that counts each: `vadd.*` VALU, `vpop.*` VPOP, `vst` VSTORE, `vld` +
@@ -395,7 +395,7 @@ const SHAPES: &[OpShape] = &[
     ("vadd.xlane.f32.xlu1", Some("XLU")),
 ];
 
-fn shape(mnemonic: &str) -> OpShape {
+pub(crate) fn shape(mnemonic: &str) -> OpShape {
     *SHAPES
         .iter()
         .find(|s| s.0 == mnemonic)

@@ -570,6 +570,18 @@ impl<'s> TraceAssembler<'s> {
             .correlation(correlation_id, on_device, ts_ps, event_id);
     }
 
+    /// An error when the conversion is past its deadline
+    /// ([`ConvertOptions::deadline`]): for readers that read several files
+    /// or rows that are not events.
+    pub fn check_deadline(&self) -> Result<()> {
+        if self.deadline.is_some_and(|d| std::time::Instant::now() > d) {
+            return Err(ConvertError::TimedOut {
+                path: self.source.path.clone(),
+            });
+        }
+        Ok(())
+    }
+
     /// Pushes the row of a placed event (in placement order). Its stats
     /// and counters are added before.
     pub fn push_event(&mut self, row: &EventRow) -> Result<()> {

@@ -20,7 +20,7 @@
 //! markers; `llo_dump_bundles.region_id` (from the `Start region N`
 //! comments) is what links the two.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use xprof_format::hash::FxHashMap as HashMap;
 
@@ -204,6 +204,27 @@ fn parse_int(s: &str) -> Option<i64> {
 }
 
 impl LloDumpReader {
+    /// Reads one dump file of the kernel into its tables.
+    fn convert_file(path: &Path, input: &[u8], asm: &mut TraceAssembler<'_>) -> Result<()> {
+        let file_name = path.file_name().unwrap_or_default().to_string_lossy();
+        let Some(name) = parse_dump_name(&file_name) else {
+            return Ok(());
+        };
+        let text = std::str::from_utf8(input).map_err(|e| ConvertError::Malformed {
+            path: path.to_path_buf(),
+            format: "LLO dump",
+            offset: e.valid_up_to() as u64,
+            what: "not UTF-8 text".into(),
+        })?;
+        let op = name.hlo_op;
+        match name.dump {
+            "final_hlo-static-per-bundle-utilization" => Self::utilization(path, text, op, asm),
+            "schedule-analysis_final_bundles" => Self::schedule(path, text, op, asm),
+            "final_bundles" => Self::bundles(path, text, op, asm),
+            _ => Self::allocations(path, text, op, asm),
+        }
+    }
+
     fn utilization(path: &Path, text: &str, op: &str, asm: &mut TraceAssembler<'_>) -> Result<()> {
         let trace_id = asm.trace_id();
         let mut it = lines(text).skip_while(|(_, _, l)| l.trim().is_empty());
@@ -880,6 +901,44 @@ impl ProfileReader for LloDumpReader {
         parse_dump_name(file_name).is_some()
     }
 
+    /// The kernel's other dump files of the same compile: beside `path`,
+    /// with its time stamp and HLO op.
+    fn companions(&self, path: &Path) -> Vec<PathBuf> {
+        let Some(file_name) = path.file_name().map(|n| n.to_string_lossy()) else {
+            return Vec::new();
+        };
+        let Some(name) = parse_dump_name(&file_name) else {
+            return Vec::new();
+        };
+        let folder = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let Ok(entries) = std::fs::read_dir(folder) else {
+            return Vec::new();
+        };
+        let mut found: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
+            .filter(|e| {
+                let other = e.file_name();
+                let other = other.to_string_lossy();
+                other != file_name
+                    && parse_dump_name(&other).is_some_and(|n| {
+                        n.timestamp_ns == name.timestamp_ns && n.hlo_op == name.hlo_op
+                    })
+            })
+            .map(|e| e.path())
+            .collect();
+        found.sort();
+        found
+    }
+
+    /// A kernel's trace is named by its HLO op.
+    fn host_name(&self, file_name: &str) -> Option<String> {
+        parse_dump_name(file_name).map(|n| n.hlo_op.to_string())
+    }
+
     fn sniff(&self, path: &Path, _head: &[u8]) -> bool {
         path.file_name()
             .is_some_and(|n| parse_dump_name(&n.to_string_lossy()).is_some())
@@ -900,18 +959,23 @@ impl ProfileReader for LloDumpReader {
             path: path.clone(),
             why: "not an LLO dump file name (<ns>-<HLO op>-<pass>-<dump>.txt)".into(),
         })?;
-        let text = std::str::from_utf8(input).map_err(|e| ConvertError::Malformed {
-            path: path.clone(),
-            format: "LLO dump",
-            offset: e.valid_up_to() as u64,
-            what: "not UTF-8 text".into(),
-        })?;
-        let op = name.hlo_op;
-        match name.dump {
-            "final_hlo-static-per-bundle-utilization" => Self::utilization(&path, text, op, asm)?,
-            "schedule-analysis_final_bundles" => Self::schedule(&path, text, op, asm)?,
-            "final_bundles" => Self::bundles(&path, text, op, asm)?,
-            _ => Self::allocations(&path, text, op, asm)?,
+        // The kernel's trace is its files of one compile, read in the
+        // order of their passes: this one, and the others beside it.
+        let mut files = vec![(name.pass, path.clone())];
+        for other in self.companions(&path) {
+            let other_name = other.file_name().unwrap_or_default().to_string_lossy();
+            if let Some(n) = parse_dump_name(&other_name) {
+                files.push((n.pass, other.clone()));
+            }
+        }
+        files.sort();
+        for (_, file) in &files {
+            asm.check_deadline()?;
+            if *file == path {
+                Self::convert_file(file, input, asm)?;
+            } else {
+                Self::convert_file(file, &crate::input::open(file)?, asm)?;
+            }
         }
         Ok(TraceInfo {
             start_unix_ns: Some(name.timestamp_ns),

@@ -14,6 +14,11 @@
 //! are written as slices of their measured time, each under a slice of
 //! its kernel execution on the markers' track (`regions.rs`).
 //!
+//! A compiled kernel's ops (a selection of `llo_dump_ops` rows: `trace_id`,
+//! `address`, `position`) are written as its schedule ([`schedule`]): a
+//! track per functional-unit slot, a slice per op at its bundle (1 bundle
+//! = 1 ns), the SSA dependencies as flows.
+//!
 //! Slices on one track must nest for a viewer to draw them; a slice that
 //! overlaps the one before without nesting in it goes to an overflow lane
 //! of its track (`<track> (overlap N)`), so nothing is dropped.
@@ -21,6 +26,7 @@
 pub mod chrome;
 pub mod perfetto;
 mod regions;
+pub mod schedule;
 mod timeline;
 
 pub use timeline::{
@@ -96,12 +102,19 @@ pub async fn export(
 ) -> Result<ExportSummary> {
     let selection = selection.trim().trim_end_matches(';');
     let schema = session.sql(selection).await?.schema().clone();
-    for column in ["trace_id", "event_id"] {
-        if schema.field_with_unqualified_name(column).is_err() {
-            return Err(QueryError::Inputs(format!(
-                "the selection has no {column} column: export needs the events' \
-                 trace_id and event_id (e.g. SELECT * FROM events WHERE …)"
-            )));
+    let has = |column: &str| schema.field_with_unqualified_name(column).is_ok();
+    // A compiled kernel's ops (`llo_dump_ops` rows): its schedule.
+    let is_schedule = !has("event_id") && schedule::SCHEDULE_KEYS.iter().all(|c| has(c));
+    if !is_schedule {
+        for column in ["trace_id", "event_id"] {
+            if !has(column) {
+                return Err(QueryError::Inputs(format!(
+                    "the selection has no {column} column: export needs the events' \
+                     trace_id and event_id (e.g. SELECT * FROM events WHERE …), or a \
+                     dump's ops with trace_id, address and position (SELECT * FROM \
+                     llo_dump_ops WHERE hlo_op = '…') for a kernel's schedule"
+                )));
+            }
         }
     }
     // Written whole or not at all, never over a device or through a
@@ -118,16 +131,44 @@ pub async fn export(
         ExportFormat::ChromeJson => {
             let mut sink =
                 chrome::ChromeJsonWriter::new(writer).map_err(|e| output_error(out, e))?;
-            let summary = stream_into(session, selection, options, &mut sink, out).await?;
+            let summary = if is_schedule {
+                schedule_summary(
+                    schedule::write_schedule(session, selection, &mut sink, |e| {
+                        output_error(out, e)
+                    })
+                    .await?,
+                )
+            } else {
+                stream_into(session, selection, options, &mut sink, out).await?
+            };
             finished(sink.into_inner())?;
             Ok(summary)
         }
         ExportFormat::Perfetto => {
             let mut sink = perfetto::PerfettoWriter::new(writer);
-            let summary = stream_into(session, selection, options, &mut sink, out).await?;
+            let summary = if is_schedule {
+                schedule_summary(
+                    schedule::write_schedule(session, selection, &mut sink, |e| {
+                        output_error(out, e)
+                    })
+                    .await?,
+                )
+            } else {
+                stream_into(session, selection, options, &mut sink, out).await?
+            };
             finished(sink.into_inner())?;
             Ok(summary)
         }
+    }
+}
+
+/// A schedule export's counts as an export's: ops are its slices.
+fn schedule_summary(counts: schedule::ScheduleCounts) -> ExportSummary {
+    ExportSummary {
+        events: counts.ops,
+        tracks: counts.tracks,
+        flows: counts.flows,
+        ..Default::default()
     }
 }
 

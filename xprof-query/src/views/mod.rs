@@ -162,6 +162,7 @@ pub const VIEWS: &[ViewDef] = &[
     // kernel-profiling capture.
     view!("source_hotspots"),
     view!("llo_dump_unit_check"),
+    view!("llo_kernels"),
     view!("utilization_viewer"),
     view!("llo_protos"),
     view!("async_overlap"),
