@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use xprof_sql::convert::input::{ProfileFile, host_of};
+use xprof_sql::convert::discover::{ProfileFile, host_of};
 use xprof_sql::convert::many::convert_to_dataset;
 use xprof_sql::convert::reader::ConvertOptions;
 use xprof_sql::format::dataset::WriteOptions;

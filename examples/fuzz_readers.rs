@@ -40,9 +40,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use xprof_sql::convert::discover::ProfileFile;
 use xprof_sql::convert::reader::{ConvertOptions, TraceSource};
 use xprof_sql::convert::sink::MemorySink;
-use xprof_sql::convert::{input, xspace};
+use xprof_sql::convert::xspace;
 use xprof_testdata::Rng;
 
 /// Refuses single allocations above a limit, so a length read from
@@ -578,7 +579,7 @@ fn run_reader(reader: Reader, bytes: &[u8], scratch: &Path) -> String {
             };
             let path = scratch.join(name);
             std::fs::write(&path, bytes).expect("scratch folder is writable");
-            let file = input::ProfileFile {
+            let file = ProfileFile {
                 path,
                 run: None,
                 host: "fuzz".into(),
@@ -624,7 +625,7 @@ fn run_reader(reader: Reader, bytes: &[u8], scratch: &Path) -> String {
             {
                 let path = scratch.join(format!("1783579888000000000-k.1-{dump}.txt"));
                 std::fs::write(&path, text).expect("scratch folder is writable");
-                let file = input::ProfileFile {
+                let file = ProfileFile {
                     path,
                     run: None,
                     host: "fuzz".into(),
@@ -668,7 +669,7 @@ fn run_reader(reader: Reader, bytes: &[u8], scratch: &Path) -> String {
         Reader::Gzip => {
             let path = scratch.join("fuzz.xplane.pb.gz");
             std::fs::write(&path, bytes).expect("scratch folder is writable");
-            let file = input::ProfileFile {
+            let file = ProfileFile {
                 path,
                 run: None,
                 host: "fuzz".into(),

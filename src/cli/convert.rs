@@ -112,7 +112,7 @@ pub fn convert(args: ConvertArgs) -> AnyResult<()> {
                 .collect();
             let inflated = files
                 .iter()
-                .flat_map(|f| crate::convert::input::trace_files(&f.path))
+                .flat_map(|f| crate::convert::discover::trace_files(&f.path))
                 .map(|path| crate::convert::input::inflated_len(&path).unwrap_or(0))
                 .sum();
             ConvertProgress::new(names, Some(inflated))

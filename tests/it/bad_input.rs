@@ -5,7 +5,7 @@ use crate::common;
 
 use common::*;
 use prost::Message;
-use xprof_sql::convert::input::ProfileFile;
+use xprof_sql::convert::discover::ProfileFile;
 use xprof_sql::convert::many::{convert_file, convert_to_dataset};
 use xprof_sql::convert::reader::ConvertOptions;
 use xprof_sql::convert::sink::MemorySink;

@@ -970,7 +970,7 @@ fn run_folders_pick_up_json_profiles_but_not_jaxs_duplicate_trace() {
         dir.path().join("triton.hatchet"),
     )
     .unwrap();
-    let files = xprof_sql::convert::input::discover(dir.path(), None).unwrap();
+    let files = xprof_sql::convert::discover::discover(dir.path(), None).unwrap();
     let hosts: Vec<&str> = files.iter().map(|f| f.host.as_str()).collect();
     assert_eq!(hosts, ["hostA", "triton", "worker1"]);
     let rows = tokio_run(query_rows(

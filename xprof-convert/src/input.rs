@@ -18,10 +18,6 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{ConvertError, Result, io_err};
 
-/// Discovery's items at the path callers used before it had its own
-/// module ([`crate::discover`]).
-pub use crate::discover::{ProfileFile, discover, host_of, is_profile_name, trace_files};
-
 /// The bytes of an opened input, mapped rather than read where possible.
 #[derive(Debug)]
 pub struct InputBytes {

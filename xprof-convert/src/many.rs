@@ -8,8 +8,9 @@ use xprof_format::FormatError;
 use xprof_format::dataset::{self, PartitionKey, WriteOptions};
 
 use crate::conversion::{ConvertOptions, Progress, Summary, TraceSource};
+use crate::discover::{self, ProfileFile};
 use crate::error::{ConvertError, Result};
-use crate::input::{self, ProfileFile};
+use crate::input;
 use crate::registry;
 use crate::sink::{MemorySink, ParquetSink, TableSink};
 
@@ -437,7 +438,7 @@ pub type ProgressCallback = std::sync::Arc<dyn Fn(Progress) + Send + Sync>;
 
 /// Converts `inputs` (profile files, run folders, log folders) into the
 /// dataset `dir` as `settings` say: finds their files
-/// ([`input::discover`], in `settings.run` of a log folder), names every
+/// ([`discover::discover`], in `settings.run` of a log folder), names every
 /// file's run `settings.run_name` when given, and converts them with
 /// [`convert_to_warehouse`]. `progress` is handed the files found before
 /// any is converted and returns the conversion's progress callback (e.g.
@@ -450,7 +451,7 @@ pub fn convert_inputs<P: AsRef<Path>>(
 ) -> Result<Vec<Converted>> {
     let mut files = Vec::new();
     for i in inputs {
-        files.extend(input::discover(i.as_ref(), settings.run.as_deref())?);
+        files.extend(discover::discover(i.as_ref(), settings.run.as_deref())?);
     }
     if let Some(name) = &settings.run_name {
         for f in &mut files {

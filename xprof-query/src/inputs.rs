@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use xprof_convert::input;
 use xprof_convert::many::{self, Converted};
 use xprof_convert::reader::ConvertOptions;
+use xprof_convert::{discover, input};
 use xprof_format::Table;
 use xprof_format::dataset::{self, WriteOptions};
 
@@ -98,7 +98,7 @@ impl Inputs {
             if p.is_dir() && dataset::is_dataset(p) {
                 self.add_dataset(p)?;
             } else {
-                files.extend(input::discover(p, options.run.as_deref())?);
+                files.extend(discover::discover(p, options.run.as_deref())?);
             }
         }
         if files.is_empty() {
@@ -107,7 +107,7 @@ impl Inputs {
         // Decided by what the inputs inflate to, not their size on disk.
         let mut total = 0u64;
         for f in &files {
-            for path in input::trace_files(&f.path) {
+            for path in discover::trace_files(&f.path) {
                 total += input::inflated_len(&path)?;
             }
         }

@@ -20,7 +20,7 @@ use crate::inputs::{Inputs, MEMORY_PER_INPUT_BYTE};
 use crate::physical::deadline::{Deadline, timed_out};
 use crate::tables::{DEFAULT_SCHEMA, StringColumns};
 
-pub use crate::inputs::{DEFAULT_IN_MEMORY_LIMIT, OpenOptions, Opened};
+use crate::inputs::{OpenOptions, Opened};
 
 /// Profiles registered as SQL tables.
 ///

@@ -149,7 +149,7 @@ fn dataset_with(
     let dir = tempfile::tempdir().unwrap();
     let files: Vec<_> = inputs
         .iter()
-        .flat_map(|p| xprof_sql::convert::input::discover(p, None).unwrap())
+        .flat_map(|p| xprof_sql::convert::discover::discover(p, None).unwrap())
         .collect();
     let written = xprof_sql::convert::many::convert_to_dataset(
         &files,
