@@ -44,9 +44,9 @@ ORDER BY change_pts, hlo_op;
 
 -- check: new_kernels
 -- No kernel is compiled that the baseline did not compile (a kernel
--- with no baseline to judge it by). Judges where the baseline compiled
+-- with no baseline to judge it by). Judges where both sides compiled
 -- kernels.
--- data: SELECT hlo_op FROM diff_llo_kernels('${baseline}', '${current}') WHERE only_in IS DISTINCT FROM 'b'
+-- data: SELECT 1 FROM diff_llo_kernels('${baseline}', '${current}') HAVING count(a_bundles) > 0 AND count(b_bundles) > 0
 SELECT hlo_op, b_bundles AS now_bundles
 FROM diff_llo_kernels('${baseline}', '${current}')
 WHERE only_in = 'b'

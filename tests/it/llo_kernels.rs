@@ -161,7 +161,14 @@ async fn a_dump_folder_is_one_trace_per_kernel_named_by_its_hlo_op() {
     )
     .await;
     let hosts: Vec<String> = traces.iter().map(|r| s(r, "host")).collect();
-    assert_eq!(hosts, ["layer_norm.3", "matmul_reduce.1", "softmax.2"]);
+    assert_eq!(
+        hosts,
+        [
+            "layer_norm.3@1783580667000000000",
+            "matmul_reduce.1@1783580667000000000",
+            "softmax.2@1783580667000000000"
+        ]
+    );
     for t in &traces {
         assert_eq!(s(t, "source_format"), "llo_dump");
         assert_eq!(i(t, "start_unix_ns"), 1_783_580_667_000_000_000);
@@ -169,7 +176,12 @@ async fn a_dump_folder_is_one_trace_per_kernel_named_by_its_hlo_op() {
     // Each kernel's four files are in its one trace.
     let by_host: BTreeMap<String, i64> = traces
         .iter()
-        .map(|r| (s(r, "host"), i(r, "trace_id")))
+        .map(|r| {
+            (
+                s(r, "host").split('@').next().unwrap().to_string(),
+                i(r, "trace_id"),
+            )
+        })
         .collect();
     for table in [
         "llo_dump_bundles",
@@ -208,6 +220,66 @@ async fn a_dump_folder_is_one_trace_per_kernel_named_by_its_hlo_op() {
         i(&rows[0], "bundles"),
         c.worse_truth.kernel("softmax.2").bundles
     );
+    // A kernel's files named one by one, and the folder beside them, are
+    // still one trace per kernel.
+    let mut inputs: Vec<PathBuf> = std::fs::read_dir(&c.worse)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().contains("-softmax.2-"))
+        .collect();
+    assert_eq!(inputs.len(), 4);
+    inputs.push(c.worse.clone());
+    let rows = query_rows(&inputs, "SELECT host FROM traces ORDER BY host").await;
+    assert_eq!(rows.len(), 3, "{rows:?}");
+}
+
+/// One folder holding two compiles of ops of one name (a dump of two
+/// modules, each with its `fusion.1`, or a kernel compiled twice): two
+/// traces, each named by the op and its compile's time stamp, and the
+/// folder converts to a dataset (run and host are unique).
+#[tokio::test]
+async fn two_compiles_of_one_op_in_one_folder_are_two_traces() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("jf");
+    compile_session(1_783_579_888_000_000_000, &[MATMUL])
+        .write_to(&folder)
+        .unwrap();
+    compile_session(
+        1_783_579_999_000_000_000,
+        &[KernelSpec {
+            spills: 1,
+            ..MATMUL
+        }],
+    )
+    .write_to(&folder)
+    .unwrap();
+    let rows = query_rows(
+        &[&folder],
+        "SELECT t.host, k.bundles, k.spill_slots FROM llo_kernels k JOIN traces t USING (trace_id) ORDER BY t.host",
+    )
+    .await;
+    let got: Vec<(String, i64)> = rows
+        .iter()
+        .map(|r| (s(r, "host"), i(r, "spill_slots")))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("matmul_reduce.1@1783579888000000000".to_string(), 0),
+            ("matmul_reduce.1@1783579999000000000".to_string(), 1)
+        ]
+    );
+    let out = dir.path().join("ds");
+    let (status, _, err) = cli(&[
+        "convert",
+        folder.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(status, 0, "{err}");
+    let rows = query_rows(&[&out], "SELECT count(*) AS n FROM llo_kernels").await;
+    assert_eq!(i(&rows[0], "n"), 2);
 }
 
 #[tokio::test]
@@ -422,6 +494,26 @@ async fn the_ready_kernel_rules_fail_on_the_planted_regression_and_pass_without(
     .await;
     for r in &report.results {
         assert_eq!(r.status, Status::Passed, "{}", r.rule.name);
+    }
+    // A current side with no kernel against a baseline with kernels: no
+    // rule passes, each has no data.
+    let cpu = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data/jax_cpu_mlp.xplane.pb");
+    let (session, sides) = session_of(&[&cpu, &c.base]).await;
+    let report = run_rules(
+        &session,
+        &path,
+        &rules,
+        &params(&sides[0], &sides[1], &[]),
+        10,
+    )
+    .await;
+    for r in &report.results {
+        assert!(
+            matches!(r.status, Status::NoData(_)),
+            "{}: {:?}",
+            r.rule.name,
+            r.status
+        );
     }
     // Without a baseline, no rule passes: each has no data.
     let (session, sides) = session_of(&[&c.same]).await;

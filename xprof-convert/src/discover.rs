@@ -170,17 +170,33 @@ fn profile_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
         let name = p.file_name().unwrap_or_default().to_string_lossy();
         is_xspace_name(&name) || !xspace_hosts.contains(&host_of(p))
     });
-    // A trace of several files (an LLO dump's files of one compile) is
-    // found once, by its first file; the reader reads the others with it.
-    let mut read_with_earlier = std::collections::HashSet::new();
-    files.retain(|p| {
-        if read_with_earlier.contains(p) {
+    retain_one_file_per_trace(&mut files, |p| p);
+    Ok(files)
+}
+
+/// Keeps one file per trace of several files in `files` (`path` gives
+/// each one's file): such a trace (an LLO dump's files of one compile) is
+/// read once, from its first file, which reads the others with it, so a
+/// file of it found again (named beside its folder, or one by one) is
+/// dropped. A file that is a trace on its own may be given twice (a
+/// profile compared with itself). Paths are compared canonicalized
+/// (`jf/a.txt` and `./jf/a.txt` are one file).
+pub fn retain_one_file_per_trace<T>(files: &mut Vec<T>, path: impl Fn(&T) -> &Path) {
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut read = std::collections::HashSet::new();
+    files.retain(|f| {
+        let p = path(f);
+        let own = canonical(p);
+        if read.contains(&own) {
             return false;
         }
-        read_with_earlier.extend(trace_files(p).into_iter().skip(1));
+        let companions = trace_files(p);
+        if companions.len() > 1 {
+            read.insert(own);
+            read.extend(companions.iter().skip(1).map(|c| canonical(c)));
+        }
         true
     });
-    Ok(files)
 }
 
 /// What a path that is neither a file nor a folder is, in words.

@@ -453,6 +453,7 @@ pub fn convert_inputs<P: AsRef<Path>>(
     for i in inputs {
         files.extend(discover::discover(i.as_ref(), settings.run.as_deref())?);
     }
+    discover::retain_one_file_per_trace(&mut files, |f| &f.path);
     if let Some(name) = &settings.run_name {
         for f in &mut files {
             f.run = Some(name.clone());

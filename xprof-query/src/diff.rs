@@ -121,7 +121,10 @@ pub const DIFFS: &[DiffDef] = &[
         name: "diff_llo_kernels",
         doc: "Per compiled TPU kernel (HLO op) of `llo_kernels`, two compiles compared (dump folders with dump folders, captures with captures): bundles, empty bundles, static occupancy per unit, spill and fill slots, VMEM and SMEM bytes, peak registers by type, and for captures executions and mean time per execution; the bundle difference (b − a), ratio and ranks; `only_in` lists a kernel compiled on one side only.",
         source: "llo_kernels",
-        keys: &["hlo_op"],
+        // A dump's compile and a capture's program of one op (an
+        // uninstrumented and an instrumented compile), or one op name in
+        // two modules, are not one kernel.
+        keys: &["hlo_op", "source", "hlo_module"],
         measures: &[
             m("bundles", "max(x.bundles)"),
             m("empty_bundles", "max(x.empty_bundles)"),
@@ -383,8 +386,8 @@ pub fn kernel_lines_sql(a: &str, b: &str) -> String {
          arrow_cast(a_spill_slots, 'Int64'), arrow_cast(b_spill_slots, 'Int64'), \
          arrow_cast(a_fill_slots, 'Int64'), arrow_cast(b_fill_slots, 'Int64'), \
          arrow_cast(a_mxu_pct, 'Float64'), arrow_cast(b_mxu_pct, 'Float64'), \
-         arrow_cast(a_mean_us, 'Float64'), arrow_cast(b_mean_us, 'Float64'), only_in \
-         FROM {} ORDER BY diff DESC NULLS LAST, hlo_op",
+         arrow_cast(a_mean_us, 'Float64'), arrow_cast(b_mean_us, 'Float64'), only_in, source, \
+         hlo_module FROM {} ORDER BY diff DESC NULLS LAST, hlo_op, source, hlo_module",
         DIFFS
             .iter()
             .find(|d| d.name == "diff_llo_kernels")
@@ -404,7 +407,7 @@ pub fn kernel_lines(batches: &[arrow::record_batch::RecordBatch]) -> Vec<String>
     use arrow::datatypes::{Float64Type, Int64Type};
     let mut lines = Vec::new();
     for batch in batches {
-        if batch.num_columns() < 14 {
+        if batch.num_columns() < 16 {
             continue;
         }
         let text = |c: usize, row: usize| {
@@ -422,7 +425,14 @@ pub fn kernel_lines(batches: &[arrow::record_batch::RecordBatch]) -> Vec<String>
             (!col.is_null(row)).then(|| col.value(row))
         };
         for row in 0..batch.num_rows() {
-            let kernel = text(0, row).unwrap_or_default();
+            // The op, and where it was compiled when that is not a dump.
+            let mut kernel = text(0, row).unwrap_or_default();
+            if text(14, row).as_deref() == Some("capture") {
+                match text(15, row) {
+                    Some(module) => kernel.push_str(&format!(" ({module}, capture)")),
+                    None => kernel.push_str(" (capture)"),
+                }
+            }
             if let Some(side) = text(13, row) {
                 let bundles = int(if side == "a" { 1 } else { 2 }, row);
                 let bundles = bundles.map_or(String::new(), |n| format!(" ({n} bundles)"));

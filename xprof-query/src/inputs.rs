@@ -101,6 +101,8 @@ impl Inputs {
                 files.extend(discover::discover(p, options.run.as_deref())?);
             }
         }
+        // A kernel's dump files named one by one are one trace.
+        discover::retain_one_file_per_trace(&mut files, |f| &f.path);
         if files.is_empty() {
             return Ok(());
         }

@@ -934,9 +934,11 @@ impl ProfileReader for LloDumpReader {
         found
     }
 
-    /// A kernel's trace is named by its HLO op.
+    /// A kernel's trace is named by its HLO op and compile time stamp
+    /// (`fusion.1@1783580667000000000`): a dump folder of several modules
+    /// holds several compiles of ops of one name, each its own trace.
     fn host_name(&self, file_name: &str) -> Option<String> {
-        parse_dump_name(file_name).map(|n| n.hlo_op.to_string())
+        parse_dump_name(file_name).map(|n| format!("{}@{}", n.hlo_op, n.timestamp_ns))
     }
 
     fn sniff(&self, path: &Path, _head: &[u8]) -> bool {

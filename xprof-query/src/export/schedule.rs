@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, HashMap};
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{DataType, Int32Type, Int64Type};
 
-use super::timeline::{ArgValue, Lane, LaneNames, Slice, TimelineSink, flow_uid};
+use super::timeline::{ArgValue, FlowLink, Lane, LaneNames, Slice, TimelineSink, flow_uid};
 use crate::error::{QueryError, Result};
 use crate::session::ProfileSession;
 
@@ -117,39 +117,41 @@ fn uses<'a>(text: &'a str, result: Option<&str>) -> Vec<&'a str> {
         _ => text,
     };
     let own = result.map(ssa_value);
-    registers(operands)
-        .into_iter()
-        .map(ssa_value)
-        .filter(|v| Some(*v) != own)
-        .collect()
+    let mut values: Vec<&str> = Vec::new();
+    for value in registers(operands).into_iter().map(ssa_value) {
+        // A value read twice (`vmul %v5, %v5`) is one dependency.
+        if Some(value) != own && !values.contains(&value) {
+            values.push(value);
+        }
+    }
+    values
 }
 
-/// The slot an op takes. A unit the mnemonic numbers (`mxu1`, `xlu0`) is
-/// that unit, `MXU1`; a second op on it in the same bundle (an MXU takes
-/// a weight push and a matmul prep at once) is `MXU1.1`, a third
-/// `MXU1.2`. Other units' slots are numbered by the op's place among the
-/// bundle's ops of the unit: `VALU0`, `VALU1`, …. `earlier` counts the
-/// bundle's earlier ops with the same `unit_as_written` (numbered units)
-/// or the same unit (the others).
-fn slot(unit: &str, unit_as_written: &str, earlier: usize) -> String {
+/// The slot an op takes in a bundle whose earlier ops took `taken`. A
+/// unit the mnemonic numbers (`mxu1`, `xlu0`) is that unit, `MXU1`; a
+/// second op on it in the same bundle (an MXU takes a weight push and a
+/// matmul prep at once) is `MXU1.1`, a third `MXU1.2`. Other ops take the
+/// unit's first free number: `VALU0`, `VALU1`, …. No two ops of a bundle
+/// share a slot; pseudo-ops, which take none, are all `PSEUDO`.
+fn slot(unit: &str, unit_as_written: &str, taken: &std::collections::HashSet<String>) -> String {
     if unit == "PSEUDO" {
         return "PSEUDO".into();
     }
     let digits = unit_as_written.trim_start_matches(|c: char| !c.is_ascii_digit());
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        return match earlier {
-            0 => format!("{unit}{digits}"),
-            k => format!("{unit}{digits}.{k}"),
-        };
+        let first = format!("{unit}{digits}");
+        if !taken.contains(&first) {
+            return first;
+        }
+        return (1..)
+            .map(|k| format!("{unit}{digits}.{k}"))
+            .find(|s| !taken.contains(s))
+            .expect("a free slot");
     }
-    format!("{unit}{earlier}")
-}
-
-/// Whether the slots of `unit_as_written` are numbered by the mnemonic
-/// (`mxu0`) rather than by place in the bundle.
-fn numbered(unit_as_written: &str) -> bool {
-    let digits = unit_as_written.trim_start_matches(|c: char| !c.is_ascii_digit());
-    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+    (0..)
+        .map(|k| format!("{unit}{k}"))
+        .find(|s| !taken.contains(s))
+        .expect("a free slot")
 }
 
 /// Where a slot's track goes: its unit's rank ([`UNIT_ORDER`]), the
@@ -183,8 +185,8 @@ async fn selected_ops(session: &ProfileSession, selection: &str) -> Result<Vec<O
         ))
         .await?;
     let mut ops = Vec::new();
-    // Ops of the current bundle so far, per unit.
-    let mut in_bundle: HashMap<String, usize> = HashMap::new();
+    // Slots the current bundle's ops took so far.
+    let mut in_bundle: std::collections::HashSet<String> = Default::default();
     let mut bundle = None;
     for b in &batches {
         let cast = |c: usize, t: &DataType| {
@@ -210,14 +212,8 @@ async fn selected_ops(session: &ProfileSession, selection: &str) -> Result<Vec<O
                 bundle = Some(here);
                 in_bundle.clear();
             }
-            let key = if numbered(&written[i]) {
-                written[i].clone()
-            } else {
-                unit[i].clone()
-            };
-            let earlier = in_bundle.entry(key).or_default();
-            let slot = slot(&unit[i], &written[i], *earlier);
-            *earlier += 1;
+            let slot = slot(&unit[i], &written[i], &in_bundle);
+            in_bundle.insert(slot.clone());
             ops.push(Op {
                 trace_id: trace.value(i),
                 hlo_op: hlo_op[i].clone(),
@@ -258,12 +254,14 @@ pub(super) async fn write_schedule(
     let mut flows_out: Vec<Vec<u64>> = vec![Vec::new(); ops.len()];
     let mut flows_in: Vec<Vec<u64>> = vec![Vec::new(); ops.len()];
     let mut flow_count = 0u64;
+    let mut dependencies: Vec<(usize, usize, u64)> = Vec::new();
     for (k, op) in ops.iter().enumerate() {
         for value in uses(&op.text, op.result.as_deref()) {
             if let Some(&def) = defined.get(&(op.trace_id, value)) {
                 let uid = flow_uid(op.trace_id, def as i64, k as i64);
                 flows_out[def].push(uid);
                 flows_in[k].push(uid);
+                dependencies.push((def, k, uid));
                 flow_count += 1;
             }
         }
@@ -281,6 +279,7 @@ pub(super) async fn write_schedule(
     }
     let mut summary = ScheduleCounts::default();
     let mut track_of_trace: HashMap<i32, i32> = HashMap::new();
+    let mut lane_of_op: Vec<Option<Lane>> = vec![None; ops.len()];
     for ((trace_id, _), members) in &lanes {
         let first = &ops[members[0]];
         let track_id = track_of_trace.entry(*trace_id).or_default();
@@ -299,6 +298,7 @@ pub(super) async fn write_schedule(
         summary.tracks += 1;
         for &k in members {
             let op = &ops[k];
+            lane_of_op[k] = Some(lane.clone());
             let mut args = vec![
                 ("address".to_string(), ArgValue::Int(op.address)),
                 (
@@ -329,6 +329,22 @@ pub(super) async fn write_schedule(
             summary.ops += 1;
         }
     }
+    // The flows again as links, for the writers that write them apart
+    // from the slices (Chrome JSON; Perfetto wrote them on the slices).
+    for (def, used, uid) in dependencies {
+        let (Some(from), Some(to)) = (lane_of_op[def].clone(), lane_of_op[used].clone()) else {
+            continue;
+        };
+        sink.flow(&FlowLink {
+            trace_id: ops[def].trace_id,
+            flow_id: def as i64,
+            link_id: uid,
+            kind: "ssa".into(),
+            from: (from, ops[def].address * BUNDLE_PS),
+            to: (to, ops[used].address * BUNDLE_PS),
+        })
+        .map_err(&io)?;
+    }
     summary.flows = flow_count;
     sink.finish().map_err(&io)?;
     Ok(summary)
@@ -346,15 +362,24 @@ mod tests {
         assert_eq!(uses(store, None), ["%v11"]);
         let halt = "%90 = shalt.err (!%p5_p1) /* BoundsCheck */";
         assert_eq!(uses(halt, Some("%90")), ["%p5"]);
+        assert_eq!(
+            uses("%v7_v1 = vmul.f32 %v5_v2, %v5_v2", Some("%v7_v1")),
+            ["%v5"]
+        );
     }
 
     #[test]
     fn slots_are_named_by_suffix_or_by_place_in_the_bundle() {
-        assert_eq!(slot("MXU", "mxu1", 0), "MXU1");
-        assert_eq!(slot("MXU", "mxu1", 1), "MXU1.1");
-        assert_eq!(slot("XLU", "xlu0", 0), "XLU0");
-        assert_eq!(slot("VALU", "vadd", 2), "VALU2");
-        assert_eq!(slot("PSEUDO", "sphi", 1), "PSEUDO");
+        let taken = |slots: &[&str]| -> std::collections::HashSet<String> {
+            slots.iter().map(|s| s.to_string()).collect()
+        };
+        assert_eq!(slot("MXU", "mxu1", &taken(&[])), "MXU1");
+        assert_eq!(slot("MXU", "mxu1", &taken(&["MXU1"])), "MXU1.1");
+        assert_eq!(slot("XLU", "xlu0", &taken(&["VALU0"])), "XLU0");
+        assert_eq!(slot("VALU", "vadd", &taken(&["VALU0", "VALU1"])), "VALU2");
+        // An op without a suffix beside `…xlu0` takes the next free XLU.
+        assert_eq!(slot("XLU", "vadd", &taken(&["XLU0"])), "XLU1");
+        assert_eq!(slot("PSEUDO", "sphi", &taken(&["PSEUDO"])), "PSEUDO");
         let mut order = vec![
             "VALU1", "MXU1", "SALU0", "VALU0", "MXU0.1", "MXU0", "PSEUDO",
         ];
