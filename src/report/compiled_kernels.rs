@@ -8,13 +8,12 @@
 //! the measured timeline and source lines need a kernel-profiling
 //! capture (the kernel section).
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use xprof_query::ProfileSession;
 
 use super::page::{COUNT, Result, Section, ask, figure, table};
-use super::svg::{self, BundleRange, UnitRow};
+use super::svg::{self, BundleRange};
 
 /// Kernels drawn, longest schedule first.
 const MAX_KERNELS: usize = 6;
@@ -171,30 +170,13 @@ async fn bundle_picture(session: &ProfileSession, op: &str, filter: &str) -> Res
     if cells.rows() == 0 {
         return Ok(String::new());
     }
-    let unit = cells.strings("unit");
-    let bundle = cells.f64s("bundle");
-    let used = cells.f64s("used");
-    let capacity = cells.f64s("capacity");
-    let mut rows: BTreeMap<(usize, String), UnitRow> = BTreeMap::new();
-    for i in 0..cells.rows() {
-        let order = UNITS
-            .iter()
-            .position(|u| *u == unit[i])
-            .unwrap_or(UNITS.len());
-        let row = rows
-            .entry((order, unit[i].clone()))
-            .or_insert_with(|| UnitRow {
-                unit: unit[i].clone(),
-                capacity: capacity[i] as u32,
-                used: Vec::new(),
-            });
-        let b = bundle[i] as usize;
-        if row.used.len() <= b {
-            row.used.resize(b + 1, 0);
-        }
-        row.used[b] = used[i] as u32;
-    }
-    let rows: Vec<UnitRow> = rows.into_values().collect();
+    let rows = svg::unit_rows(
+        &cells.strings("unit"),
+        &cells.f64s("bundle"),
+        &cells.f64s("used"),
+        &cells.f64s("capacity"),
+        &UNITS,
+    );
     let regions_sql = regions_sql(filter);
     let bounds = ask(session, &regions_sql).await?;
     let ids = bounds.f64s("region_id");

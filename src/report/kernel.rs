@@ -667,31 +667,13 @@ async fn bundle_picture(
     if cells.rows() == 0 {
         return Ok(String::new());
     }
-    let unit = cells.strings("unit");
-    let bundle = cells.f64s("bundle");
-    let used = cells.f64s("used");
-    let capacity = cells.f64s("capacity");
-    // Units in the order of UNITS, any other after them by name.
-    let mut rows: BTreeMap<(usize, String), UnitRow> = BTreeMap::new();
-    for i in 0..cells.rows() {
-        let order = UNITS
-            .iter()
-            .position(|u| *u == unit[i])
-            .unwrap_or(UNITS.len());
-        let row = rows
-            .entry((order, unit[i].clone()))
-            .or_insert_with(|| UnitRow {
-                unit: unit[i].clone(),
-                capacity: capacity[i] as u32,
-                used: Vec::new(),
-            });
-        let b = bundle[i] as usize;
-        if row.used.len() <= b {
-            row.used.resize(b + 1, 0);
-        }
-        row.used[b] = used[i] as u32;
-    }
-    let rows: Vec<UnitRow> = rows.into_values().collect();
+    let rows = svg::unit_rows(
+        &cells.strings("unit"),
+        &cells.f64s("bundle"),
+        &cells.f64s("used"),
+        &cells.f64s("capacity"),
+        &UNITS,
+    );
     let (ranges, hot_index, bounds_sql) = regions;
     let bundles = rows.iter().map(|r| r.used.len()).max().unwrap_or(0);
     Ok(figure(

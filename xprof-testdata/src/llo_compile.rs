@@ -15,7 +15,7 @@
 
 use std::fmt::Write;
 
-use crate::llo_dump::{OpShape, UTILIZATION_COLUMNS, shape};
+use crate::llo_dump::{OpShape, UTILIZATION_COLUMNS, shape, utilization_rows, utilization_text};
 
 /// One kernel of a compile session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,65 +188,6 @@ fn kernel_bundles(spec: &KernelSpec) -> Vec<Vec<OpShape>> {
     bundles.push(named(&["shalt.err"]));
     bundles.push(Vec::new());
     bundles
-}
-
-/// The compiler's per-bundle utilization rows of `bundles` (§9.1): each
-/// column but MXU counts the bundle's ops of that column; MXU is the MXUs
-/// modelled busy, each from the bundle after its first `vmatmul` to 5
-/// bundles after its last.
-pub(crate) fn utilization_rows(bundles: &[Vec<OpShape>]) -> Vec<[i64; 10]> {
-    let mut mxu_busy = vec![0i64; bundles.len()];
-    for unit in ["mxu0", "mxu1"] {
-        let matmuls: Vec<usize> = bundles
-            .iter()
-            .enumerate()
-            .filter(|(_, ops)| {
-                ops.iter()
-                    .any(|o| o.0.starts_with("vmatmul") && o.0.ends_with(unit))
-            })
-            .map(|(b, _)| b)
-            .collect();
-        if let (Some(first), Some(last)) = (matmuls.first(), matmuls.last()) {
-            for busy in &mut mxu_busy[first + 1..=(last + 5).min(bundles.len() - 1)] {
-                *busy += 1;
-            }
-        }
-    }
-    bundles
-        .iter()
-        .zip(&mxu_busy)
-        .map(|(ops, mxu)| {
-            let mut row = [0i64; 10];
-            for (k, (column, _)) in UTILIZATION_COLUMNS.iter().enumerate() {
-                row[k] = if *column == "MXU" {
-                    *mxu
-                } else {
-                    ops.iter().filter(|o| o.1 == Some(*column)).count() as i64
-                };
-            }
-            row
-        })
-        .collect()
-}
-
-/// The 121 file: capacities, then one row per bundle.
-pub(crate) fn utilization_text(rows: &[[i64; 10]]) -> String {
-    let mut util = String::from("== CAPACTIY:\n");
-    let names: Vec<&str> = UTILIZATION_COLUMNS.iter().map(|c| c.0).collect();
-    util.push_str(&names.join(", "));
-    util.push('\n');
-    let caps: Vec<String> = UTILIZATION_COLUMNS
-        .iter()
-        .map(|c| format!("{:>5}", c.1))
-        .collect();
-    util.push_str(&caps.join(" "));
-    util.push_str("\n== UTILIZATION:\n");
-    for row in rows {
-        let cells: Vec<String> = row.iter().map(i64::to_string).collect();
-        util.push_str(&cells.join(" "));
-        util.push('\n');
-    }
-    util
 }
 
 /// The 124 file of `hlo_op`'s `bundles`, its spilled vectors stored to

@@ -257,45 +257,26 @@ pub fn dump_folder(truth: &CaptureTruth) -> DumpTruth {
     }
 
     // 121: static per-bundle utilization.
-    let mut util = String::from("== CAPACTIY:\n");
-    util.push_str(
-        &UTILIZATION_COLUMNS
-            .iter()
-            .map(|c| c.0)
-            .collect::<Vec<_>>()
-            .join(", "),
-    );
-    util.push('\n');
-    util.push_str(
-        &UTILIZATION_COLUMNS
-            .iter()
-            .map(|c| format!("{:>5}", c.1))
-            .collect::<Vec<_>>()
-            .join(" "),
-    );
-    util.push_str("\n== UTILIZATION:\n");
-    for b in &out.bundles {
-        let count = |u: &str| b.ops.iter().filter(|o| o.1 == u).count();
-        let row = [
-            used("MXU", b.slot),
-            0,
-            count("VALU"),
-            0,
-            0,
-            count("VLD"),
-            0,
-            count("VST"),
-            0,
-            count("SALU"),
-        ];
-        util.push_str(
-            &row.iter()
-                .map(|v| v.to_string())
-                .collect::<Vec<_>>()
-                .join(" "),
-        );
-        util.push('\n');
-    }
+    let rows: Vec<[i64; 10]> = out
+        .bundles
+        .iter()
+        .map(|b| {
+            let count = |u: &str| b.ops.iter().filter(|o| o.1 == u).count() as i64;
+            [
+                used("MXU", b.slot) as i64,
+                0,
+                count("VALU"),
+                0,
+                0,
+                count("VLD"),
+                0,
+                count("VST"),
+                0,
+                count("SALU"),
+            ]
+        })
+        .collect();
+    let util = utilization_text(&rows);
 
     // 123: schedule analysis.
     let total = out.bundles.len();
@@ -485,40 +466,7 @@ pub fn real_shaped_dump() -> RealShapedDump {
         .iter()
         .map(|ops| ops.iter().map(|m| shape(m)).collect())
         .collect();
-    // MXU busy model: per MXU, from the bundle after its first vmatmul to
-    // 5 bundles after its last.
-    let mut mxu_busy = vec![0i64; shaped.len()];
-    for unit in ["mxu0", "mxu1"] {
-        let matmuls: Vec<usize> = shaped
-            .iter()
-            .enumerate()
-            .filter(|(_, ops)| {
-                ops.iter()
-                    .any(|o| o.0.starts_with("vmatmul") && o.0.ends_with(unit))
-            })
-            .map(|(b, _)| b)
-            .collect();
-        if let (Some(first), Some(last)) = (matmuls.first(), matmuls.last()) {
-            for busy in &mut mxu_busy[first + 1..=(last + 5).min(shaped.len() - 1)] {
-                *busy += 1;
-            }
-        }
-    }
-    let rows: Vec<[i64; 10]> = shaped
-        .iter()
-        .zip(&mxu_busy)
-        .map(|(ops, mxu)| {
-            let mut row = [0i64; 10];
-            for (k, (column, _)) in UTILIZATION_COLUMNS.iter().enumerate() {
-                row[k] = if *column == "MXU" {
-                    *mxu
-                } else {
-                    ops.iter().filter(|o| o.1 == Some(*column)).count() as i64
-                };
-            }
-            row
-        })
-        .collect();
+    let rows = utilization_rows(&shaped);
 
     let name = |pass: u32, dump: &str| format!("{DUMP_NS}-{REAL_SHAPED_OP}-{pass:02}-{dump}.txt");
     let mut fb = String::new();
@@ -557,28 +505,7 @@ pub fn real_shaped_dump() -> RealShapedDump {
         };
         let _ = writeln!(fb, "{addr:>6}   :   {body}{comment}");
     }
-    let mut util = String::from("== CAPACTIY:\n");
-    util.push_str(
-        &UTILIZATION_COLUMNS
-            .iter()
-            .map(|c| c.0)
-            .collect::<Vec<_>>()
-            .join(", "),
-    );
-    util.push('\n');
-    util.push_str(
-        &UTILIZATION_COLUMNS
-            .iter()
-            .map(|c| format!("{:>5}", c.1))
-            .collect::<Vec<_>>()
-            .join(" "),
-    );
-    util.push_str("\n== UTILIZATION:\n");
-    for row in &rows {
-        let cells: Vec<String> = row.iter().map(i64::to_string).collect();
-        util.push_str(&cells.join(" "));
-        util.push('\n');
-    }
+    let util = utilization_text(&rows);
     RealShapedDump {
         files: vec![
             (name(121, "final_hlo-static-per-bundle-utilization"), util),
@@ -587,4 +514,63 @@ pub fn real_shaped_dump() -> RealShapedDump {
         bundles: shaped,
         rows,
     }
+}
+
+/// The compiler's per-bundle utilization rows of `bundles` (§9.1): each
+/// column but MXU counts the bundle's ops of that column; MXU is the MXUs
+/// modelled busy, each from the bundle after its first `vmatmul` to 5
+/// bundles after its last.
+pub(crate) fn utilization_rows(bundles: &[Vec<OpShape>]) -> Vec<[i64; 10]> {
+    let mut mxu_busy = vec![0i64; bundles.len()];
+    for unit in ["mxu0", "mxu1"] {
+        let matmuls: Vec<usize> = bundles
+            .iter()
+            .enumerate()
+            .filter(|(_, ops)| {
+                ops.iter()
+                    .any(|o| o.0.starts_with("vmatmul") && o.0.ends_with(unit))
+            })
+            .map(|(b, _)| b)
+            .collect();
+        if let (Some(first), Some(last)) = (matmuls.first(), matmuls.last()) {
+            for busy in &mut mxu_busy[first + 1..=(last + 5).min(bundles.len() - 1)] {
+                *busy += 1;
+            }
+        }
+    }
+    bundles
+        .iter()
+        .zip(&mxu_busy)
+        .map(|(ops, mxu)| {
+            let mut row = [0i64; 10];
+            for (k, (column, _)) in UTILIZATION_COLUMNS.iter().enumerate() {
+                row[k] = if *column == "MXU" {
+                    *mxu
+                } else {
+                    ops.iter().filter(|o| o.1 == Some(*column)).count() as i64
+                };
+            }
+            row
+        })
+        .collect()
+}
+
+/// The 121 file: capacities, then one row per bundle.
+pub(crate) fn utilization_text(rows: &[[i64; 10]]) -> String {
+    let mut util = String::from("== CAPACTIY:\n");
+    let names: Vec<&str> = UTILIZATION_COLUMNS.iter().map(|c| c.0).collect();
+    util.push_str(&names.join(", "));
+    util.push('\n');
+    let caps: Vec<String> = UTILIZATION_COLUMNS
+        .iter()
+        .map(|c| format!("{:>5}", c.1))
+        .collect();
+    util.push_str(&caps.join(" "));
+    util.push_str("\n== UTILIZATION:\n");
+    for row in rows {
+        let cells: Vec<String> = row.iter().map(i64::to_string).collect();
+        util.push_str(&cells.join(" "));
+        util.push('\n');
+    }
+    util
 }

@@ -40,6 +40,38 @@ pub const SLOTS: CellScale = CellScale {
     full: "100% of the slots",
 };
 
+/// One lane per unit from a query's cells (`unit`, `bundle`, `used`,
+/// `capacity`, a row per bundle and unit): units in the order of `order`,
+/// any other after them by name; a bundle with no cell uses 0 slots.
+pub fn unit_rows(
+    unit: &[String],
+    bundle: &[f64],
+    used: &[f64],
+    capacity: &[f64],
+    order: &[&str],
+) -> Vec<UnitRow> {
+    let mut rows: std::collections::BTreeMap<(usize, String), UnitRow> = Default::default();
+    for i in 0..unit.len() {
+        let rank = order
+            .iter()
+            .position(|u| *u == unit[i])
+            .unwrap_or(order.len());
+        let row = rows
+            .entry((rank, unit[i].clone()))
+            .or_insert_with(|| UnitRow {
+                unit: unit[i].clone(),
+                capacity: capacity[i] as u32,
+                used: Vec::new(),
+            });
+        let b = bundle[i] as usize;
+        if row.used.len() <= b {
+            row.used.resize(b + 1, 0);
+        }
+        row.used[b] = used[i] as u32;
+    }
+    rows.into_values().collect()
+}
+
 /// Live registers of a type over the most of that type live at once in
 /// any program of the capture (the register-pressure picture: the data
 /// holds no register-file size, so the capture's busiest program is the

@@ -50,7 +50,7 @@ mod style;
 mod testing;
 
 pub use bundle_picture::{
-    BundleRange, CellScale, LIVE_OF_CAPTURE_PEAK, SLOTS, UnitRow, bundle_picture,
+    BundleRange, CellScale, LIVE_OF_CAPTURE_PEAK, SLOTS, UnitRow, bundle_picture, unit_rows,
 };
 pub use format::format_si;
 pub use hbar::{Bar, hbar_chart};

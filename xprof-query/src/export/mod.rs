@@ -131,45 +131,43 @@ pub async fn export(
         ExportFormat::ChromeJson => {
             let mut sink =
                 chrome::ChromeJsonWriter::new(writer).map_err(|e| output_error(out, e))?;
-            let summary = if is_schedule {
-                schedule_summary(
-                    schedule::write_schedule(session, selection, &mut sink, |e| {
-                        output_error(out, e)
-                    })
-                    .await?,
-                )
-            } else {
-                stream_into(session, selection, options, &mut sink, out).await?
-            };
+            let summary =
+                write_into(session, selection, is_schedule, options, &mut sink, out).await?;
             finished(sink.into_inner())?;
             Ok(summary)
         }
         ExportFormat::Perfetto => {
             let mut sink = perfetto::PerfettoWriter::new(writer);
-            let summary = if is_schedule {
-                schedule_summary(
-                    schedule::write_schedule(session, selection, &mut sink, |e| {
-                        output_error(out, e)
-                    })
-                    .await?,
-                )
-            } else {
-                stream_into(session, selection, options, &mut sink, out).await?
-            };
+            let summary =
+                write_into(session, selection, is_schedule, options, &mut sink, out).await?;
             finished(sink.into_inner())?;
             Ok(summary)
         }
     }
 }
 
-/// A schedule export's counts as an export's: ops are its slices.
-fn schedule_summary(counts: schedule::ScheduleCounts) -> ExportSummary {
-    ExportSummary {
+/// Writes the selection into `sink`: a compiled kernel's schedule
+/// (`is_schedule`: the selection is ops of `llo_dump_ops`), else the
+/// selected events.
+async fn write_into(
+    session: &ProfileSession,
+    selection: &str,
+    is_schedule: bool,
+    options: &ExportOptions,
+    sink: &mut (dyn TimelineSink + Send),
+    out: &Path,
+) -> Result<ExportSummary> {
+    if !is_schedule {
+        return stream_into(session, selection, options, sink, out).await;
+    }
+    let counts =
+        schedule::write_schedule(session, selection, sink, |e| output_error(out, e)).await?;
+    Ok(ExportSummary {
         events: counts.ops,
         tracks: counts.tracks,
         flows: counts.flows,
         ..Default::default()
-    }
+    })
 }
 
 fn output_error(path: &Path, e: std::io::Error) -> QueryError {
