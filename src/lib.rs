@@ -21,6 +21,8 @@
 mod cli;
 pub mod output;
 pub mod report;
+#[cfg(feature = "serve")]
+pub mod serve;
 mod shell;
 
 pub use cli::app::run_cli;

@@ -56,6 +56,16 @@ enum Command {
         #[command(subcommand)]
         role: super::cluster::ClusterRole,
     },
+    /// Open profiles once and answer Arrow Flight SQL (ADBC, JDBC, ODBC,
+    /// DBeaver, Grafana) until Ctrl-C: read-only, loopback unless given a
+    /// token (docs/serve.md).
+    #[cfg(feature = "serve")]
+    Serve(super::serve::ServeArgs),
+    /// Open profiles once and serve an AI agent over the Model Context
+    /// Protocol on standard input and output: tools to list, describe and
+    /// query tables, run analyses, write reports (docs/serve.md).
+    #[cfg(feature = "serve")]
+    Mcp(super::mcp::McpArgs),
     /// Planes, lines, event counts and stat names of an XSpace file.
     Inspect(super::inspect::InspectArgs),
     /// The tables and columns, with their meaning.
@@ -117,6 +127,10 @@ async fn run(cli: Cli) -> AnyResult<i32> {
         Command::Export(args) => super::export::export(args).await,
         #[cfg(feature = "cluster")]
         Command::Cluster { role } => super::cluster::cluster(role).await,
+        #[cfg(feature = "serve")]
+        Command::Serve(args) => super::serve::serve(args).await,
+        #[cfg(feature = "serve")]
+        Command::Mcp(args) => super::mcp::mcp(args).await,
         Command::Inspect(args) => super::inspect::inspect(args),
         Command::Schema(args) => super::schema::schema(args),
     };

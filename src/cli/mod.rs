@@ -29,10 +29,14 @@ pub mod convert;
 pub mod diff;
 pub mod export;
 pub mod inspect;
+#[cfg(feature = "serve")]
+pub mod mcp;
 pub mod progress;
 pub mod query;
 pub mod report;
 pub mod schema;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod shell;
 
 /// What the subcommands return: any error, printed by `main`.
@@ -100,7 +104,7 @@ pub(crate) fn parse_input_format(s: &str) -> Result<InputFormat, String> {
 const MAX_TIMEOUT_SECS: f64 = 365.0 * 24.0 * 3600.0;
 
 /// Seconds as a positive decimal number, at most [`MAX_TIMEOUT_SECS`].
-fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
+pub(crate) fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
     let secs: f64 = s
         .trim()
         .parse()

@@ -59,7 +59,7 @@ pub struct SessionArgs {
     /// there. Inputs must then be Parquet datasets or warehouses at a path
     /// every executor reads (docs/cluster.md).
     #[arg(long, value_name = "URL")]
-    cluster: Option<String>,
+    pub(crate) cluster: Option<String>,
     /// Read every raw input as this format instead of detecting it (a
     /// reader name: xspace, chrome_trace, mosaic_gpu, proton_tree,
     /// llo_dump).

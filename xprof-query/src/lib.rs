@@ -71,7 +71,7 @@ pub use factory::ProfileTableFactory;
 pub use inputs::{DEFAULT_IN_MEMORY_LIMIT, OpenOptions, Opened};
 pub use physical::{dictionary_aggregate, single_trace_join};
 pub use session::{
-    EVENTS_DB_SCHEMA, ProfileSession, SessionBuilder, SessionOptions, default_config,
+    EVENTS_DB_SCHEMA, ProfileSession, SessionBuilder, SessionOptions, bind_params, default_config,
 };
 pub use tables::{DEFAULT_SCHEMA, StringColumns};
 pub use xprof_convert;

@@ -377,10 +377,26 @@ impl ProfileSession {
         &self,
         sql: &str,
     ) -> Result<datafusion::execution::SendableRecordBatchStream> {
+        self.execute_with_params(sql, None).await
+    }
+
+    /// [`ProfileSession::execute`] with values for the statement's
+    /// placeholders (`$1`, `$2`, … in order; `None`: the statement has
+    /// none), as a prepared statement of a server binds them. A
+    /// placeholder left without a value is an error.
+    pub async fn execute_with_params(
+        &self,
+        sql: &str,
+        params: Option<Vec<datafusion::scalar::ScalarValue>>,
+    ) -> Result<datafusion::execution::SendableRecordBatchStream> {
         let (ctx, read_only, sql) = (self.ctx.clone(), self.options.read_only, sql.to_string());
         let (started, deadline) = self.deadline();
         let stream = within(deadline, async move {
-            Ok(plan(&ctx, read_only, &sql).await?.execute_stream().await?)
+            let mut frame = plan(&ctx, read_only, &sql).await?;
+            if let Some(values) = params {
+                frame = bind_params(frame, values)?;
+            }
+            Ok(frame.execute_stream().await?)
         })
         .await
         .map(|stream| match deadline {
@@ -523,6 +539,27 @@ async fn plan(
         .with_allow_dml(false)
         .with_allow_statements(false);
     Ok(ctx.sql_with_options(sql, options).await?)
+}
+
+/// `frame` with `values` for its placeholders `$1`, `$2`, …, each cast to
+/// the type the plan infers for it where it infers one: a client binds a
+/// string where the column is a dictionary of strings, or an `INT` where
+/// it is a `BIGINT`, and means the same value.
+pub fn bind_params(
+    frame: datafusion::dataframe::DataFrame,
+    values: Vec<datafusion::scalar::ScalarValue>,
+) -> Result<datafusion::dataframe::DataFrame> {
+    let types = frame.logical_plan().get_parameter_types()?;
+    let mut typed = Vec::with_capacity(values.len());
+    for (index, value) in values.into_iter().enumerate() {
+        typed.push(match types.get(&format!("${}", index + 1)) {
+            Some(Some(wanted)) if *wanted != value.data_type() && !value.is_null() => {
+                value.cast_to(wanted)?
+            }
+            _ => value,
+        });
+    }
+    Ok(frame.with_param_values(typed)?)
 }
 
 /// `work` (planning), on a thread of its own and given up at the
