@@ -20,11 +20,8 @@ pub const DEFAULT_MEMORY_LIMIT: u64 = 4 << 30;
 /// `serve`'s arguments.
 #[derive(clap::Args)]
 pub struct ServeArgs {
-    /// Profile files, run folders, log folders or converted datasets: opened
-    /// once, before the server listens. Clients may open these paths and
-    /// files below them as named sessions, nothing else.
-    #[arg(required = true)]
-    inputs: Vec<PathBuf>,
+    #[command(flatten)]
+    served: ServedArgs,
     /// Address to listen on (port 0: any free port). Any other than a
     /// loopback address needs a token.
     #[arg(long, default_value = "127.0.0.1:50060")]
@@ -33,6 +30,16 @@ pub struct ServeArgs {
     /// the XPROF_SQL_TOKEN environment variable; none on loopback).
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
+}
+
+/// What a server (`serve`, `mcp`) opens and under which limits.
+#[derive(clap::Args)]
+pub struct ServedArgs {
+    /// Profile files, run folders, log folders or converted datasets:
+    /// opened once, at start. Clients may open these paths and files below
+    /// them as named sessions, nothing else.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
     /// Named sessions clients may keep open at once.
     #[arg(long, default_value_t = 8)]
     max_sessions: usize,
@@ -49,13 +56,9 @@ pub struct ServeArgs {
 /// standard output, and answers until Ctrl-C.
 pub async fn serve(args: ServeArgs) -> AnyResult<()> {
     let ServeArgs {
-        inputs,
+        served,
         bind,
         token_file,
-        max_sessions,
-        run,
-        mut limits,
-        session: settings,
     } = args;
     let token = match token_file {
         Some(file) => Some(ServeToken::from_file(&file)?),
@@ -67,7 +70,7 @@ pub async fn serve(args: ServeArgs) -> AnyResult<()> {
         },
     };
     crate::serve::auth::require_token_off_loopback(bind, token.as_ref())?;
-    let sessions = open_sessions(&inputs, run, &mut limits, &settings, max_sessions).await?;
+    let (sessions, limits) = open_sessions(served).await?;
     let guarded = token.is_some();
     let server = flight_sql::start(sessions, ServeOptions { bind, token }).await?;
     // The first line is the address, for scripts and tests that bind
@@ -100,17 +103,25 @@ async fn server_wait(server: flight_sql::RunningServer) -> AnyResult<()> {
     Ok(server.wait().await?)
 }
 
-/// The sessions a server answers from: `inputs` opened read-only under
-/// `limits` (given the server's defaults where unset: a
+impl ServedArgs {
+    /// The inputs named.
+    pub fn inputs(&self) -> &[PathBuf] {
+        &self.inputs
+    }
+}
+
+/// The sessions a server answers from: the inputs of `served` opened
+/// read-only under its limits (given the server's defaults where unset: a
 /// [`DEFAULT_TIMEOUT_SECS`] statement limit and [`DEFAULT_MEMORY_LIMIT`]),
-/// clients confined to them.
-pub async fn open_sessions(
-    inputs: &[PathBuf],
-    run: Option<String>,
-    limits: &mut Limits,
-    settings: &SessionArgs,
-    max_sessions: usize,
-) -> AnyResult<std::sync::Arc<Sessions>> {
+/// clients confined to them; and the limits they run under.
+pub async fn open_sessions(served: ServedArgs) -> AnyResult<(std::sync::Arc<Sessions>, Limits)> {
+    let ServedArgs {
+        inputs,
+        max_sessions,
+        run,
+        mut limits,
+        session: settings,
+    } = served;
     if settings.cluster.is_some() {
         return Err("a server answers from its own process: --cluster is not taken here".into());
     }
@@ -120,8 +131,8 @@ pub async fn open_sessions(
         .timeout
         .get_or_insert(std::time::Duration::from_secs(DEFAULT_TIMEOUT_SECS));
     limits.memory_limit.get_or_insert(DEFAULT_MEMORY_LIMIT);
-    let allowed = AllowedPaths::new(inputs)?;
-    let session = crate::cli::query::open(inputs, run, limits, settings).await?;
+    let allowed = AllowedPaths::new(&inputs)?;
+    let session = crate::cli::query::open(&inputs, run, &limits, &settings).await?;
     let options = SessionOptions {
         memory_limit_bytes: limits.memory_limit,
         threads: limits.threads,
@@ -138,5 +149,5 @@ pub async fn open_sessions(
             ..SessionLimits::default()
         },
     )?;
-    Ok(std::sync::Arc::new(sessions))
+    Ok((std::sync::Arc::new(sessions), limits))
 }
