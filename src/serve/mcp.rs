@@ -186,7 +186,7 @@ fn tools() -> Vec<Tool> {
             "run_analysis",
             "Run a named analysis: a view (op_profile, step_stats, …; see list_tables), \
              optionally filtered by a SQL condition and ordered, or a diff function \
-             (diff_ops, …) between sides a and b (run names or trace ids, e.g. '0' and '1').",
+             (diff_hlo_stats, diff_kernel_stats, …) between sides a and b (run names or trace ids, e.g. '0' and '1').",
             json!({"type": "object", "properties": {
                 "name": {"type": "string"},
                 "filter": {"type": "string", "description": "a SQL condition on the view's columns, e.g. trace_id = 0"},
@@ -586,5 +586,57 @@ fn explain_datafusion(error: &datafusion::error::DataFusionError) -> String {
             "{message}. list_tables names the tables and views; describe gives their columns."
         ),
         _ => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The views the instructions and tool descriptions name as examples
+    /// (a list in parentheses ending in "…"), each of them.
+    fn named_examples(text: &str) -> Vec<String> {
+        text.split('(')
+            .skip(1)
+            .filter_map(|rest| rest.split_once(')').map(|(inside, _)| inside))
+            .filter(|inside| inside.contains('…'))
+            .flat_map(|inside| inside.split([',', ';', ' ']))
+            .filter(|word| {
+                !word.is_empty() && word.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+            })
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn the_analyses_named_to_agents_exist() {
+        let mut texts = vec![INSTRUCTIONS.to_string()];
+        texts.extend(
+            tools()
+                .iter()
+                .filter_map(|t| t.description.as_ref().map(|d| d.to_string())),
+        );
+        let mut checked = 0;
+        for text in &texts {
+            for name in named_examples(text) {
+                if name == "see" || name == "list_tables" {
+                    continue;
+                }
+                assert!(
+                    VIEWS.iter().any(|v| v.name == name) || DIFFS.iter().any(|d| d.name == name),
+                    "{name:?} is named to agents but is no view or diff function"
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked >= 4, "only {checked} names found");
+    }
+
+    #[test]
+    fn units_come_from_column_names() {
+        assert_eq!(unit_of("total_ps"), Some("picoseconds"));
+        assert_eq!(unit_of("bytes_accessed"), None);
+        assert_eq!(unit_of("hbm_bytes"), Some("bytes"));
+        assert_eq!(unit_of("calls"), None);
     }
 }
