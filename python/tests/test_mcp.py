@@ -14,14 +14,17 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from conftest import JAX_CPU, JAX_STEPS, KINETO
+from conftest import FIXTURES, JAX_CPU, KINETO
+
+# A capture other than the example (20 steps, another width).
+STEPS20 = FIXTURES / "xspace" / "jax_cpu_mlp_20steps_w256.xplane.pb"
 
 
 @pytest.fixture(scope="module")
 def served_folder(tmp_path_factory) -> pathlib.Path:
     folder = tmp_path_factory.mktemp("mcp") / "runs"
     folder.mkdir()
-    shutil.copy(JAX_STEPS, folder / "steps.xplane.pb")
+    shutil.copy(STEPS20, folder / "steps.xplane.pb")
     return folder
 
 
@@ -30,7 +33,7 @@ def call(cli, inputs, steps, *extra):
 
     async def main():
         params = StdioServerParameters(
-            command=str(cli), args=["mcp", *map(str, inputs), "--timeout", "2", *extra]
+            command=str(cli), args=["mcp", *map(str, inputs), *extra]
         )
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
@@ -125,7 +128,8 @@ def test_refusals_say_what_to_do(cli, served_folder, tmp_path):
         still = answer(await session.call_tool("query", {"sql": "SELECT 1 AS one"}))
         return write, outside, escape, slow, still
 
-    write, outside, escape, slow, still = call(cli, [JAX_CPU, served_folder], steps, "--output-dir", str(tmp_path))
+    write, outside, escape, slow, still = call(
+        cli, [JAX_CPU, served_folder], steps, "--output-dir", str(tmp_path), "--timeout", "2")
     assert "read-only" in write.lower() and "SELECT" in write
     assert "not readable here" in outside
     assert "plain file name" in escape

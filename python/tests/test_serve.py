@@ -19,7 +19,10 @@ import pyarrow as pa
 import pyarrow.flight as flight
 import pytest
 
-from conftest import JAX_CPU, JAX_STEPS, KINETO
+from conftest import FIXTURES, JAX_CPU, KINETO
+
+# A capture other than the example (20 steps, another width).
+STEPS20 = FIXTURES / "xspace" / "jax_cpu_mlp_20steps_w256.xplane.pb"
 
 TOKEN = "test-token-0123456789"
 SESSION_HEADER = adbc_driver_flightsql.DatabaseOptions.RPC_CALL_HEADER_PREFIX.value + "x-xprof-session"
@@ -68,16 +71,15 @@ def served_folder(tmp_path_factory) -> pathlib.Path:
     """A folder of two captures, served; clients may open what is in it."""
     folder = tmp_path_factory.mktemp("served") / "runs"
     folder.mkdir()
-    shutil.copy(JAX_STEPS, folder / "steps.xplane.pb")
+    shutil.copy(STEPS20, folder / "steps.xplane.pb")
     shutil.copy(KINETO, folder / "kineto.json")
     return folder
 
 
 @pytest.fixture(scope="module")
 def server(cli, served_folder):
-    """A loopback server without a token over the CLI example and a folder,
-    with a 2 s statement time limit."""
-    s = Server(cli, [JAX_CPU, served_folder], "--timeout", "2")
+    """A loopback server without a token over the CLI example and a folder."""
+    s = Server(cli, [JAX_CPU, served_folder], "--timeout", "120")
     yield s
     s.stop()
 
@@ -187,11 +189,13 @@ def test_writes_are_refused(server):
             with pytest.raises(adbc_driver_manager.Error) as refused:
                 cur.execute(sql)
                 cur.fetchall()
-            assert "PERMISSION_DENIED" in str(refused.value).upper() or "read-only" in str(refused.value)
+            assert "PermissionDenied" in str(refused.value), str(refused.value)
+            assert "read-only" in str(refused.value)
         # An update through Flight SQL's own ExecuteUpdate.
         cur.adbc_statement.set_sql_query("DELETE FROM events")
         with pytest.raises(adbc_driver_manager.Error) as refused:
             cur.adbc_statement.execute_update()
+        assert "PermissionDenied" in str(refused.value), str(refused.value)
         assert "read-only" in str(refused.value)
         # Still answers.
         cur.execute("SELECT 1 AS one")
@@ -219,7 +223,15 @@ def settles(server: Server, within_s: float) -> bool:
     return False
 
 
-def test_a_long_query_is_cut_by_the_time_limit(server):
+def test_a_long_query_is_cut_by_the_time_limit(cli):
+    server = Server(cli, [JAX_CPU], "--timeout", "2")
+    try:
+        cut_within_limit(server)
+    finally:
+        server.stop()
+
+
+def cut_within_limit(server: Server):
     started = time.monotonic()
     with server.connect() as conn, conn.cursor() as cur:
         with pytest.raises(adbc_driver_manager.Error) as cut:
@@ -263,10 +275,13 @@ def test_a_client_that_stops_reading_or_goes_away_stops_its_query(cli):
             ],
             stderr=subprocess.DEVNULL,
         )
-        time.sleep(2.0)
-        before = patient.cpu_seconds()
-        time.sleep(1.0)
-        assert patient.cpu_seconds() - before > 0.5, "the query runs while its client waits"
+        busy = False
+        deadline = time.monotonic() + 30.0
+        while not busy and time.monotonic() < deadline:
+            before = patient.cpu_seconds()
+            time.sleep(1.0)
+            busy = patient.cpu_seconds() - before > 0.5
+        assert busy, "the query runs while its client waits"
         client.kill()
         client.wait()
         assert settles(patient, 15.0), "the query of a client that went away still runs"
@@ -300,7 +315,7 @@ def test_named_sessions_open_query_and_close(server, served_folder, cli_query):
         with pytest.raises(flight.FlightUnauthorizedError) as refused:
             action("open_session", {"name": "out", "paths": [str(outside)]})
         assert "not readable here" in str(refused.value)
-    with pytest.raises(pa.ArrowInvalid) as refused:
+    with pytest.raises(pa.ArrowException) as refused:
         action("open_session", {"name": "steps", "paths": [str(served_folder / "kineto.json")]})
     assert "open already" in str(refused.value)
     action("close_session", {"name": "steps"})

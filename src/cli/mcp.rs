@@ -15,8 +15,8 @@ pub struct McpArgs {
     #[command(flatten)]
     served: ServedArgs,
     /// Folder reports and timelines are written into (default: a new
-    /// folder under the system's temporary folder, named on standard
-    /// error).
+    /// private folder under the system's temporary folder, named on
+    /// standard error).
     #[arg(long, value_name = "DIR")]
     output_dir: Option<PathBuf>,
 }
@@ -32,8 +32,14 @@ pub async fn mcp(args: McpArgs) -> AnyResult<()> {
             dir.canonicalize()
                 .map_err(|e| format!("{}: {e}", dir.display()))?
         }
-        // Made when the first file is written.
-        None => std::env::temp_dir().join(format!("xprof-sql-mcp-{}", std::process::id())),
+        // A new folder of a name no one can guess, readable by this user
+        // only (another user cannot place a link in it), kept after the
+        // server ends.
+        None => tempfile::Builder::new()
+            .prefix("xprof-sql-mcp-")
+            .tempdir()
+            .map_err(|e| format!("no folder for reports in the temporary folder: {e}"))?
+            .keep(),
     };
     let (sessions, _) = open_sessions(served).await?;
     eprintln!(

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow::datatypes::{Field, Schema, SchemaRef};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::datasource::TableType;
 use datafusion::prelude::SessionContext;
 
@@ -119,4 +119,37 @@ pub fn column_doc(table: &str, column: &str) -> Option<String> {
         .into_iter()
         .find(|(name, _)| *name == column)
         .map(|(_, meaning)| meaning)
+}
+
+/// `schema` with every dictionary column as its values' type: what
+/// arrow-flight's encoder sends by default (`DictionaryHandling::Hydrate`),
+/// which every client reads, and what Flight SQL's catalog reports.
+pub fn hydrated(schema: &Schema) -> Schema {
+    Schema::new_with_metadata(
+        schema
+            .fields()
+            .iter()
+            .map(|f| hydrated_field(f))
+            .collect::<Vec<_>>(),
+        schema.metadata().clone(),
+    )
+}
+
+fn hydrated_field(field: &Field) -> Field {
+    field
+        .clone()
+        .with_data_type(hydrated_type(field.data_type()))
+}
+
+fn hydrated_type(data_type: &DataType) -> DataType {
+    match data_type {
+        DataType::Dictionary(_, values) => hydrated_type(values),
+        DataType::List(item) => DataType::List(Arc::new(hydrated_field(item))),
+        DataType::LargeList(item) => DataType::LargeList(Arc::new(hydrated_field(item))),
+        DataType::Struct(fields) => {
+            DataType::Struct(fields.iter().map(|f| hydrated_field(f)).collect())
+        }
+        DataType::Map(entries, sorted) => DataType::Map(Arc::new(hydrated_field(entries)), *sorted),
+        other => other.clone(),
+    }
 }

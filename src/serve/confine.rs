@@ -30,25 +30,55 @@ impl AllowedPaths {
     /// `path` resolved, when it is one of the inputs or below a folder
     /// among them; else [`ServeError::Confined`].
     pub fn check(&self, path: &Path) -> Result<PathBuf, ServeError> {
-        let resolved = resolve(path)?;
-        let inside = self
-            .roots
-            .iter()
-            .any(|root| resolved == *root || (root.is_dir() && resolved.starts_with(root)));
-        if inside {
+        // A path that cannot be resolved is judged by its text: outside
+        // the inputs it is refused as any other, so that a client cannot
+        // tell which paths exist elsewhere.
+        let resolved = match resolve(path) {
+            Ok(resolved) => resolved,
+            Err(missing) if self.inside(&lexical(path)) => return Err(missing),
+            Err(_) => return Err(self.confined(path)),
+        };
+        if self.inside(&resolved) {
             Ok(resolved)
         } else {
-            Err(ServeError::Confined {
-                path: path.to_path_buf(),
-                allowed: self
-                    .roots
-                    .iter()
-                    .map(|r| r.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })
+            Err(self.confined(path))
         }
     }
+
+    fn inside(&self, resolved: &Path) -> bool {
+        self.roots
+            .iter()
+            .any(|root| resolved == *root || (root.is_dir() && resolved.starts_with(root)))
+    }
+
+    fn confined(&self, path: &Path) -> ServeError {
+        ServeError::Confined {
+            path: path.to_path_buf(),
+            allowed: self
+                .roots
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
+}
+
+/// `path` made absolute with `.` and `..` taken away by their text alone.
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// `path` with every link and `..` resolved.
@@ -92,10 +122,20 @@ mod tests {
             allowed.check(&inside.join("link.pb")),
             Err(ServeError::Confined { .. })
         ));
+        // A missing path outside says no more than an existing one; inside
+        // a folder input it is "not found".
+        assert!(matches!(
+            allowed.check(&dir.path().join("nothing/here.pb")),
+            Err(ServeError::Confined { .. })
+        ));
+        assert!(matches!(
+            allowed.check(&inside.join("r1/missing.pb")),
+            Err(ServeError::Path { .. })
+        ));
         // A single file input is not a folder: nothing is "below" it.
         assert!(matches!(
             allowed.check(&dir.path().join("single.json/../secret.pb")),
-            Err(ServeError::Path { .. }) | Err(ServeError::Confined { .. })
+            Err(ServeError::Confined { .. })
         ));
     }
 }

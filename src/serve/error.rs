@@ -31,6 +31,9 @@ pub enum ServeError {
         /// The names open, for the message.
         open: String,
     },
+    /// A named session of that name is open already.
+    #[error("a session named {0:?} is open already; close it first or pick another name")]
+    Exists(String),
     /// A request past a limit the server sets.
     #[error("{0}")]
     Limit(String),

@@ -71,8 +71,13 @@ pub const LIST_SESSIONS: &str = "list_sessions";
 
 /// Prepared statements the server keeps at once; the oldest is forgotten
 /// past it (a client that never closes its statements does not grow the
-/// server).
-pub const MAX_PREPARED: usize = 1024;
+/// server: with [`MAX_BOUND_BYTES`] and the 1 MiB statement size, at most
+/// 256 × 1.06 MiB are held).
+pub const MAX_PREPARED: usize = 256;
+
+/// The largest row of parameters one prepared statement binds (Arrow
+/// memory of the batch it came in).
+pub const MAX_BOUND_BYTES: usize = 64 << 10;
 
 /// The largest gRPC message taken or sent (a bound parameter batch, an
 /// answer's batch).
@@ -448,14 +453,10 @@ impl FlightSqlService for FlightSqlServer {
         let entries = self.entries(&request).await?;
         let mut builder = query.into_builder();
         for e in &entries {
+            // The types answers arrive with (dictionaries as their values).
+            let sent = catalog::hydrated(&e.arrow_schema);
             builder
-                .append(
-                    &e.catalog,
-                    &e.schema,
-                    &e.name,
-                    e.table_type,
-                    &e.arrow_schema,
-                )
+                .append(&e.catalog, &e.schema, &e.name, e.table_type, &sent)
                 .map_err(|e| Status::internal(e.to_string()))?;
         }
         Ok(one_batch(builder.schema(), builder.build()))
@@ -516,6 +517,12 @@ impl FlightSqlService for FlightSqlServer {
         );
         let mut params: Option<Vec<ScalarValue>> = None;
         while let Some(batch) = batches.try_next().await.map_err(Status::from)? {
+            if batch.get_array_memory_size() > MAX_BOUND_BYTES {
+                return Err(Status::invalid_argument(format!(
+                    "the bound parameters take {} bytes; at most {MAX_BOUND_BYTES} are taken",
+                    batch.get_array_memory_size()
+                )));
+            }
             for row in 0..batch.num_rows() {
                 if params.is_some() {
                     return Err(Status::invalid_argument(
@@ -702,41 +709,8 @@ async fn planned_schema(
     }
     let logical = frame.schema().as_arrow().clone();
     match frame.create_physical_plan().await {
-        Ok(plan) => Ok(hydrated(&plan.schema())),
-        Err(_) => Ok(hydrated(&logical)),
-    }
-}
-
-/// `schema` with every dictionary column as its values' type: what
-/// arrow-flight's encoder sends by default (`DictionaryHandling::Hydrate`),
-/// which every client reads.
-fn hydrated(schema: &Schema) -> Schema {
-    Schema::new_with_metadata(
-        schema
-            .fields()
-            .iter()
-            .map(|f| hydrated_field(f))
-            .collect::<Vec<_>>(),
-        schema.metadata().clone(),
-    )
-}
-
-fn hydrated_field(field: &Field) -> Field {
-    field
-        .clone()
-        .with_data_type(hydrated_type(field.data_type()))
-}
-
-fn hydrated_type(data_type: &DataType) -> DataType {
-    match data_type {
-        DataType::Dictionary(_, values) => hydrated_type(values),
-        DataType::List(item) => DataType::List(Arc::new(hydrated_field(item))),
-        DataType::LargeList(item) => DataType::LargeList(Arc::new(hydrated_field(item))),
-        DataType::Struct(fields) => {
-            DataType::Struct(fields.iter().map(|f| hydrated_field(f)).collect())
-        }
-        DataType::Map(entries, sorted) => DataType::Map(Arc::new(hydrated_field(entries)), *sorted),
-        other => other.clone(),
+        Ok(plan) => Ok(catalog::hydrated(&plan.schema())),
+        Err(_) => Ok(catalog::hydrated(&logical)),
     }
 }
 
@@ -830,6 +804,7 @@ pub fn serve_status(error: ServeError) -> Status {
         ServeError::Path { .. } | ServeError::NoSession { .. } => {
             Status::not_found(error.to_string())
         }
+        ServeError::Exists(_) => Status::already_exists(error.to_string()),
         ServeError::Limit(m) => Status::resource_exhausted(m),
         ServeError::BadRequest(m) => Status::invalid_argument(m),
         ServeError::Query(e) => query_status(e),
@@ -846,7 +821,16 @@ pub fn query_status(error: QueryError) -> Status {
             Status::invalid_argument(m)
         }
         QueryError::DataFusion(e) => datafusion_status(&e),
-        other => Status::invalid_argument(other.to_string()),
+        QueryError::Output { .. } => Status::internal(error.to_string()),
+        other => {
+            // Opening inputs (a named session) under the time limit.
+            let message = other.to_string();
+            if message.contains("time limit") {
+                Status::deadline_exceeded(message)
+            } else {
+                Status::invalid_argument(message)
+            }
+        }
     }
 }
 
@@ -857,6 +841,7 @@ fn datafusion_status(error: &DataFusionError) -> Status {
             Status::deadline_exceeded(message)
         }
         DataFusionError::ResourcesExhausted(_) => Status::resource_exhausted(message),
+        DataFusionError::NotImplemented(_) => Status::unimplemented(message),
         DataFusionError::IoError(_)
         | DataFusionError::ObjectStore(_)
         | DataFusionError::Internal(_)

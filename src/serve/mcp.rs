@@ -39,7 +39,8 @@ pub const MAX_ROWS: usize = 1000;
 
 /// What every answer about numbers reminds the agent of.
 const UNITS: &str = "Units: a column ending in _ps is picoseconds (1 us = 1e6 ps, 1 ms = 1e9 ps), \
-    _ns nanoseconds, _us microseconds, _ms milliseconds, _s seconds; _bytes bytes; \
+    _ns nanoseconds, _us microseconds, _ms milliseconds, _s seconds, _per_s a rate per second \
+    (gflop_per_s: 1e9 floating-point operations per second); _bytes bytes; \
     _flops floating-point operations; _pct a percentage (0-100); _fraction or _ratio a fraction. \
     ts_ps is a time stamp from the trace's own origin, dur_ps a duration. Busy time counts \
     device work only.";
@@ -493,6 +494,19 @@ async fn answer_rows(session: &ProfileSession, sql: &str, max_rows: usize) -> An
 /// The unit a column's name says, where it says one.
 fn unit_of(column: &str) -> Option<&'static str> {
     const SUFFIXES: &[(&str, &str)] = &[
+        (
+            "flop_per_s",
+            "floating-point operations per second (of the prefix's scale: g = 1e9, t = 1e12)",
+        ),
+        (
+            "byte_per_s",
+            "bytes per second (of the prefix's scale: g = 1e9, t = 1e12)",
+        ),
+        (
+            "flops_per_s",
+            "floating-point operations per second (of the prefix's scale: g = 1e9, t = 1e12)",
+        ),
+        ("_per_s", "per second"),
         ("_ps", "picoseconds"),
         ("_ns", "nanoseconds"),
         ("_us", "microseconds"),
@@ -638,5 +652,22 @@ mod tests {
         assert_eq!(unit_of("bytes_accessed"), None);
         assert_eq!(unit_of("hbm_bytes"), Some("bytes"));
         assert_eq!(unit_of("calls"), None);
+        // A rate is not a time.
+        assert!(
+            unit_of("gflop_per_s")
+                .unwrap()
+                .starts_with("floating-point operations per second")
+        );
+        assert!(
+            unit_of("gbyte_per_s")
+                .unwrap()
+                .starts_with("bytes per second")
+        );
+        assert!(
+            unit_of("peak_gflops_per_s")
+                .unwrap()
+                .starts_with("floating-point operations per second")
+        );
+        assert_eq!(unit_of("launches_per_s"), Some("per second"));
     }
 }

@@ -47,7 +47,16 @@ pub struct Sessions {
     options: SessionOptions,
     allowed: AllowedPaths,
     limits: SessionLimits,
-    named: tokio::sync::Mutex<BTreeMap<String, Arc<NamedSession>>>,
+    named: tokio::sync::Mutex<Named>,
+}
+
+/// The named sessions open, and the names of those being opened (each
+/// counts against the limit from the moment it is asked for, so that
+/// clients opening at once cannot pass it together).
+#[derive(Debug, Default)]
+struct Named {
+    open: BTreeMap<String, Arc<NamedSession>>,
+    opening: std::collections::BTreeSet<String>,
 }
 
 impl Sessions {
@@ -84,9 +93,9 @@ impl Sessions {
             None => Ok(self.served.clone()),
             Some(name) => {
                 let named = self.named.lock().await;
-                match named.get(name) {
+                match named.open.get(name) {
                     Some(s) => Ok(s.session.clone()),
-                    None => Err(no_session(name, &named)),
+                    None => Err(no_session(name, &named.open)),
                 }
             }
         }
@@ -118,7 +127,21 @@ impl Sessions {
             .iter()
             .map(|p| self.allowed.check(p))
             .collect::<Result<Vec<_>, _>>()?;
-        self.check_room(name).await?;
+        {
+            let mut named = self.named.lock().await;
+            room(name, &named, self.limits.max_named)?;
+            named.opening.insert(name.to_string());
+        }
+        let opened = self.convert(resolved).await;
+        let mut named = self.named.lock().await;
+        named.opening.remove(name);
+        let opened = Arc::new(opened?);
+        named.open.insert(name.to_string(), opened.clone());
+        Ok(opened)
+    }
+
+    /// The session `name` over `resolved`, converted off the async threads.
+    async fn convert(&self, resolved: Vec<PathBuf>) -> Result<NamedSession, ServeError> {
         let served = self.served.context();
         let ctx = datafusion::prelude::SessionContext::new_with_config_rt(
             served.copied_config(),
@@ -143,24 +166,18 @@ impl Sessions {
         })
         .await
         .map_err(|e| ServeError::BadRequest(format!("opening stopped: {e}")))??;
-        let opened = Arc::new(NamedSession {
+        Ok(NamedSession {
             inputs: resolved,
             session: Arc::new(session),
-        });
-        // Checked again: another client may have taken the name or the
-        // last room while this one converted.
-        let mut named = self.named.lock().await;
-        room(name, &named, self.limits.max_named)?;
-        named.insert(name.to_string(), opened.clone());
-        Ok(opened)
+        })
     }
 
     /// Closes the session `name`; queries running on it finish first.
     pub async fn close(&self, name: &str) -> Result<(), ServeError> {
         let mut named = self.named.lock().await;
-        match named.remove(name) {
+        match named.open.remove(name) {
             Some(_) => Ok(()),
-            None => Err(no_session(name, &named)),
+            None => Err(no_session(name, &named.open)),
         }
     }
 
@@ -169,31 +186,22 @@ impl Sessions {
         self.named
             .lock()
             .await
+            .open
             .iter()
             .map(|(name, s)| (name.clone(), s.inputs.clone()))
             .collect()
     }
-
-    async fn check_room(&self, name: &str) -> Result<(), ServeError> {
-        room(name, &*self.named.lock().await, self.limits.max_named)
-    }
 }
 
 /// `name` is free and there is room for one more session.
-fn room(
-    name: &str,
-    named: &BTreeMap<String, Arc<NamedSession>>,
-    max_named: usize,
-) -> Result<(), ServeError> {
-    if named.contains_key(name) {
-        return Err(ServeError::BadRequest(format!(
-            "a session named {name:?} is open already; close it first"
-        )));
+fn room(name: &str, named: &Named, max_named: usize) -> Result<(), ServeError> {
+    if named.open.contains_key(name) || named.opening.contains(name) {
+        return Err(ServeError::Exists(name.to_string()));
     }
-    if named.len() >= max_named {
+    let taken = named.open.len() + named.opening.len();
+    if taken >= max_named {
         return Err(ServeError::Limit(format!(
-            "{} sessions are open, the most this server keeps; close one first",
-            named.len()
+            "{taken} sessions are open or opening, the most this server keeps; close one first"
         )));
     }
     Ok(())
