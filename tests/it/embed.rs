@@ -1,7 +1,8 @@
 //! Profiles inside a host program's DataFusion context: the host's own
 //! tables survive, `CREATE EXTERNAL TABLE … STORED AS XSPACE` works from
-//! SQL, temporary datasets live as long as the tables reading them, and a
-//! dataset of another schema version is refused with a clear error.
+//! SQL, temporary datasets live as long as the tables reading them, a
+//! dataset file of another schema version is refused with a clear error
+//! when its table is first read, and views are planned only when named.
 
 use crate::common;
 
@@ -279,9 +280,15 @@ async fn a_dataset_of_another_schema_version_is_refused_by_name() {
             .unwrap();
     }
     w.close().unwrap();
+    // Opening reads no footer but the traces table's: the tables a
+    // query does not read answer, the first scan of `tracks` refuses.
     let mut s = ProfileSession::new();
+    s.open(&[dir.path()], &OpenOptions::default())
+        .await
+        .unwrap();
+    assert!(count(s.context(), "SELECT count(*) FROM xprof.events").await > 0);
     let e = s
-        .open(&[dir.path()], &OpenOptions::default())
+        .collect("SELECT count(*) FROM tracks")
         .await
         .unwrap_err()
         .to_string();
@@ -291,4 +298,56 @@ async fn a_dataset_of_another_schema_version_is_refused_by_name() {
             && e.contains(&format!("reads {}", xprof_sql::format::SCHEMA_VERSION)),
         "{e}"
     );
+}
+
+#[tokio::test]
+async fn views_are_planned_when_first_named_and_again_over_tables_opened_later() {
+    use xprof_sql::query::ProfileSchema;
+    use xprof_sql::query::views::{HELPERS, VIEWS};
+    let open = |paths: Vec<std::path::PathBuf>| async move {
+        let mut s = ProfileSession::new();
+        s.open(&paths, &OpenOptions::default()).await.unwrap();
+        s
+    };
+    let (a, b) = (cpu_fixture(REAL_CPU[0]), cpu_fixture(REAL_CPU[1]));
+    let stats = "SELECT count(*) FROM xprof.event_stats";
+    let alone_b = count(open(vec![b.clone()]).await.context(), stats).await;
+
+    let mut s = open(vec![a]).await;
+    let schema = s
+        .context()
+        .catalog("datafusion")
+        .unwrap()
+        .schema("xprof")
+        .unwrap();
+    let lazy = schema.as_ref().downcast_ref::<ProfileSchema>().unwrap();
+    let planned = |lazy: &ProfileSchema| -> Vec<&str> {
+        HELPERS
+            .iter()
+            .chain(VIEWS)
+            .map(|v| v.name)
+            .filter(|v| lazy.is_view_planned(v))
+            .collect()
+    };
+    // Neither a query naming no view nor a listing of the views plans one.
+    assert_eq!(count(s.context(), "SELECT 1").await, 1);
+    let listed = count(
+        s.context(),
+        "SELECT count(*) FROM information_schema.tables \
+         WHERE table_schema = 'xprof' AND table_type = 'VIEW' AND table_name = 'event_stats'",
+    )
+    .await;
+    assert_eq!(listed, 1);
+    assert!(planned(lazy).is_empty(), "{:?}", planned(lazy));
+
+    // Naming one plans that one only.
+    let alone_a = count(s.context(), stats).await;
+    assert!(alone_a > 0 && alone_b > 0);
+    assert_eq!(planned(lazy), vec!["event_stats"]);
+
+    // Opening more registers the tables again: the plan over the first
+    // input's tables is forgotten, and the view reads both inputs.
+    s.open(&[b], &OpenOptions::default()).await.unwrap();
+    assert!(planned(lazy).is_empty(), "{:?}", planned(lazy));
+    assert_eq!(count(s.context(), stats).await, alone_a + alone_b);
 }

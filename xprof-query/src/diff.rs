@@ -13,9 +13,10 @@
 //!
 //! Every diff is generated from a [`DiffDef`] (the view it reads, its key
 //! columns, its measures), so all of them compare the same way. The SQL
-//! is planned once per registration with the sides as parameters (`$1`,
-//! `$2`) and each call binds them, so the table functions plan without
-//! running anything.
+//! is planned with the sides as parameters (`$1`, `$2`) when a statement
+//! first calls the function after a registration, and each call binds
+//! them, so the table functions plan without running anything and a
+//! session that calls none plans none.
 
 use std::sync::Arc;
 
@@ -26,7 +27,6 @@ use datafusion::error::DataFusionError;
 use datafusion::logical_expr::{Expr, LogicalPlan};
 use datafusion::prelude::SessionContext;
 
-use crate::error::Result;
 use crate::plan::plan_in_schema;
 
 /// A measure of a diff: its column name and the aggregate over the view's
@@ -258,7 +258,31 @@ FROM a FULL JOIN b ON {join}",
 #[derive(Debug)]
 struct DiffFunction {
     name: &'static str,
-    plan: LogicalPlan,
+    /// The schema holding the views and tables it reads.
+    schema: String,
+    /// Its SQL, `$1` and `$2` the sides ([`DiffDef::sql`]).
+    sql: String,
+    /// Its plan, made at the first call.
+    plan: std::sync::OnceLock<LogicalPlan>,
+}
+
+impl DiffFunction {
+    /// The plan, made now with the calling statement's state if no call
+    /// made it before. Planning reads only catalogs in memory (the views
+    /// it names are planned the same way), so it runs to completion here,
+    /// inside the planning of the calling statement.
+    fn plan(
+        &self,
+        session: &dyn datafusion::catalog::Session,
+    ) -> datafusion::error::Result<&LogicalPlan> {
+        if let Some(plan) = self.plan.get() {
+            return Ok(plan);
+        }
+        let state = crate::plan::session_state(session, self.name)?;
+        let plan = futures_executor::block_on(plan_in_schema(state, &self.schema, &self.sql))
+            .map_err(|e| e.context(format!("planning {}", self.name)))?;
+        Ok(self.plan.get_or_init(|| plan))
+    }
 }
 
 /// A side argument as text: a string as it is, an integer trace id.
@@ -304,23 +328,33 @@ impl TableFunctionImpl for DiffFunction {
         }
         let a = side_arg(self.name, &exprs[0])?;
         let b = side_arg(self.name, &exprs[1])?;
-        let plan = self.plan.clone().with_param_values(ParamValues::List(vec![
-            ScalarValue::Utf8(Some(a)).into(),
-            ScalarValue::Utf8(Some(b)).into(),
-        ]))?;
+        let plan = self
+            .plan(args.session())?
+            .clone()
+            .with_param_values(ParamValues::List(vec![
+                ScalarValue::Utf8(Some(a)).into(),
+                ScalarValue::Utf8(Some(b)).into(),
+            ]))?;
         Ok(Arc::new(ViewTable::new(plan, None)))
     }
 }
 
 /// Registers every diff table function of [`DIFFS`] on `ctx`, reading the
-/// views and tables of `schema` as they are registered now (registering
-/// the tables again registers the functions again).
-pub async fn register_diff_functions(ctx: &SessionContext, schema: &str) -> Result<()> {
+/// views and tables of `schema` as they are registered when a statement
+/// first calls each (registering the tables again registers the functions
+/// again).
+pub fn register_diff_functions(ctx: &SessionContext, schema: &str) {
     for d in DIFFS {
-        let plan = plan_in_schema(&ctx.state(), schema, &d.sql()).await?;
-        ctx.register_udtf(d.name, Arc::new(DiffFunction { name: d.name, plan }));
+        ctx.register_udtf(
+            d.name,
+            Arc::new(DiffFunction {
+                name: d.name,
+                schema: schema.to_string(),
+                sql: d.sql(),
+                plan: std::sync::OnceLock::new(),
+            }),
+        );
     }
-    Ok(())
 }
 
 // Verdicts: one line per diff saying what changed between the sides, as

@@ -34,7 +34,8 @@
 //! ways in) open `inputs.rs` (what was
 //! opened, where each table's rows are) and register it through
 //! `catalog.rs` (a profile's tables, functions, views and diffs on a
-//! context), which reads `tables.rs` (the providers, with `key_rows.rs`
+//! context, in a `profile_schema.rs` schema that plans a view when a
+//! statement first names it), which reads `tables.rs` (the providers, with `key_rows.rs`
 //! estimating `event_args` scans kept to a few keys), [`functions`],
 //! [`views`] (`views/*.sql`, `event_steps.rs` and `events_db/`) and [`diff`]. Below them
 //! are `physical/` (the physical rules and plans: [`dictionary_aggregate`],
@@ -59,6 +60,7 @@ mod key_rows;
 pub mod output_file;
 mod physical;
 mod plan;
+mod profile_schema;
 pub mod read_only;
 pub mod session;
 pub mod statement_size;
@@ -70,6 +72,7 @@ pub use error::{QueryError, Result};
 pub use factory::ProfileTableFactory;
 pub use inputs::{DEFAULT_IN_MEMORY_LIMIT, OpenOptions, Opened};
 pub use physical::{dictionary_aggregate, single_trace_join};
+pub use profile_schema::ProfileSchema;
 pub use session::{
     EVENTS_DB_SCHEMA, ProfileSession, SessionBuilder, SessionOptions, bind_params, default_config,
 };

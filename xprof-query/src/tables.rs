@@ -4,8 +4,9 @@
 //! (with the functions and views) is the catalog's job (`catalog.rs`).
 //!
 //! A provider reading a temporary dataset holds that dataset's folder
-//! alive ([`KeepAlive`]), so a host that keeps a table keeps its files,
-//! whatever happens to the session that opened it.
+//! alive ([`GuardedTable`]), so a host that keeps a table keeps its files,
+//! whatever happens to the session that opened it; one reading a dataset
+//! it was given checks its files' schema versions when first scanned.
 
 use std::any::Any;
 use std::borrow::Cow;
@@ -39,26 +40,73 @@ use crate::key_rows::KeyRowsTable;
 /// The schema profile tables are registered under by default.
 pub const DEFAULT_SCHEMA: &str = "xprof";
 
-/// A provider that keeps something alive (a temporary dataset folder)
-/// for as long as the provider itself lives; it reads as its inner table.
-#[derive(Debug)]
-pub struct KeepAlive {
-    inner: Arc<dyn TableProvider>,
-    _guard: Arc<dyn std::any::Any + Send + Sync>,
+/// The schema versions of a dataset table's files, checked when the
+/// table is first scanned ([`GuardedTable`]): opening a dataset reads no
+/// footer but the `traces` table's, so a query pays only for the tables
+/// it reads.
+#[derive(Debug, Default)]
+pub(crate) struct VersionCheck {
+    /// Files named one by one.
+    files: Vec<PathBuf>,
+    /// Warehouse table folders (`W/events`), listed when checked.
+    folders: Vec<(PathBuf, Table)>,
+    checked: std::sync::OnceLock<()>,
 }
 
-impl KeepAlive {
-    /// Wraps `inner`, holding `guard` until the provider is dropped.
-    pub fn new(inner: Arc<dyn TableProvider>, guard: Arc<dyn Any + Send + Sync>) -> Self {
+impl VersionCheck {
+    fn is_empty(&self) -> bool {
+        self.files.is_empty() && self.folders.is_empty()
+    }
+
+    /// Every file's version, once: a file of another schema version is
+    /// refused, naming the file and both versions.
+    fn run(&self) -> datafusion::error::Result<()> {
+        if self.checked.get().is_some() {
+            return Ok(());
+        }
+        let external = |e: xprof_format::FormatError| DataFusionError::External(Box::new(e));
+        for f in &self.files {
+            dataset::check_schema_version(f).map_err(external)?;
+        }
+        for (dir, table) in &self.folders {
+            let root = dir.parent().unwrap_or(dir);
+            for f in dataset::table_files(root, *table).map_err(external)? {
+                dataset::check_schema_version(&f).map_err(external)?;
+            }
+        }
+        let _ = self.checked.set(());
+        Ok(())
+    }
+}
+
+/// A provider that reads as its inner table, and keeps something alive (a
+/// temporary dataset folder) for as long as it lives, or checks its
+/// files' schema versions at the first scan ([`VersionCheck`]), or both.
+#[derive(Debug)]
+pub struct GuardedTable {
+    inner: Arc<dyn TableProvider>,
+    _guard: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    versions: VersionCheck,
+}
+
+impl GuardedTable {
+    /// Wraps `inner`, holding `guard` until the provider is dropped and
+    /// checking `versions` before the first scan.
+    pub(crate) fn new(
+        inner: Arc<dyn TableProvider>,
+        guard: Option<Arc<dyn Any + Send + Sync>>,
+        versions: VersionCheck,
+    ) -> Self {
         Self {
             inner,
             _guard: guard,
+            versions,
         }
     }
 }
 
 #[async_trait]
-impl TableProvider for KeepAlive {
+impl TableProvider for GuardedTable {
     fn schema(&self) -> SchemaRef {
         self.inner.schema()
     }
@@ -81,6 +129,7 @@ impl TableProvider for KeepAlive {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> datafusion::error::Result<Arc<dyn ExecutionPlan>> {
+        self.versions.run()?;
         self.inner.scan(state, projection, filters, limit).await
     }
     async fn scan_with_args<'a>(
@@ -88,6 +137,7 @@ impl TableProvider for KeepAlive {
         state: &dyn Session,
         args: datafusion::catalog::ScanArgs<'a>,
     ) -> datafusion::error::Result<datafusion::catalog::ScanResult> {
+        self.versions.run()?;
         self.inner.scan_with_args(state, args).await
     }
     fn supports_filters_pushdown(
@@ -346,7 +396,15 @@ impl ProfileTables {
             if let Some((_, keys)) = p.warehouses.first() {
                 check_warehouses(p)?;
                 for (dir, _) in &p.warehouses {
-                    sources.push(with_key_rows(t, warehouse_table(t, dir, keys, strings)?));
+                    let versions = VersionCheck {
+                        folders: vec![(dir.clone(), t)],
+                        ..VersionCheck::default()
+                    };
+                    sources.push(Arc::new(GuardedTable::new(
+                        with_key_rows(t, warehouse_table(t, dir, keys, strings)?),
+                        None,
+                        versions,
+                    )));
                 }
                 let schema = sources[0].schema();
                 providers.insert(t, one_or_union(schema, sources));
@@ -383,17 +441,22 @@ impl ProfileTables {
             if !p.files.is_empty() {
                 let paths: Vec<PathBuf> = p.files.iter().map(|(f, _)| f.clone()).collect();
                 let mut listing = with_key_rows(t, listing_table(t, &paths, strings)?);
-                let guards: Vec<Arc<tempfile::TempDir>> = {
-                    let mut g: Vec<Arc<tempfile::TempDir>> = Vec::new();
-                    for d in p.files.iter().filter_map(|(_, d)| d.clone()) {
-                        if !g.iter().any(|x| Arc::ptr_eq(x, &d)) {
-                            g.push(d);
+                let mut guards: Vec<Arc<tempfile::TempDir>> = Vec::new();
+                let mut versions = VersionCheck::default();
+                for (f, d) in &p.files {
+                    match d {
+                        // A temporary dataset is this build's own writing.
+                        Some(d) if !guards.iter().any(|x| Arc::ptr_eq(x, d)) => {
+                            guards.push(d.clone())
                         }
+                        Some(_) => {}
+                        None => versions.files.push(f.clone()),
                     }
-                    g
-                };
-                if !guards.is_empty() {
-                    listing = Arc::new(KeepAlive::new(listing, Arc::new(guards)));
+                }
+                if !guards.is_empty() || !versions.is_empty() {
+                    let guard = (!guards.is_empty())
+                        .then(|| Arc::new(guards) as Arc<dyn Any + Send + Sync>);
+                    listing = Arc::new(GuardedTable::new(listing, guard, versions));
                 }
                 sources.push(listing);
             }
