@@ -242,17 +242,31 @@ fn bad_input_is_a_clear_error() {
     );
     let (ok, _, err) = xprof_sql(&["query", &example(), "-e", "SELECT nope FROM events"]);
     assert!(!ok && err.contains("nope"), "{err}");
+    // A mistyped table or view gets the nearest names, as a column does.
+    let (ok, _, err) = xprof_sql(&["query", &example(), "-e", "SELECT * FROM evnts"]);
+    assert!(
+        !ok && err.contains("table 'datafusion.xprof.evnts' not found. Did you mean 'events'?"),
+        "{err}"
+    );
+    let (ok, _, err) = xprof_sql(&["query", &example(), "-e", "SELECT * FROM device_bsy"]);
+    assert!(!ok && err.contains("Did you mean 'device_busy'?"), "{err}");
+    let (ok, _, err) = xprof_sql(&["query", &example(), "-e", "SELECT * FROM zzzzzzzz"]);
+    assert!(
+        !ok && err.contains("zzzzzzzz") && !err.contains("Did you mean"),
+        "{err}"
+    );
 }
 
 #[test]
 fn shell_runs_statements_from_stdin() {
     let (ok, s, err) = xprof_sql_with_stdin(
         &["shell", &example()],
-        ".tables\nSELECT count(*) AS n\nFROM events;\n.quit\n",
+        ".tables\nSELECT count(*) AS n\nFROM events;\nSELECT * FROM trackss;\n.quit\n",
     );
     assert!(ok, "{err}");
     assert!(s.contains("event_stats (view)"), "{s}");
     assert!(s.contains("| 391 |"), "{s}");
+    assert!(err.contains("Did you mean 'tracks'?"), "{err}");
 }
 
 /// The shell's dot-commands: `.tables` from the catalog (views included),

@@ -64,6 +64,7 @@ mod profile_schema;
 pub mod read_only;
 pub mod session;
 pub mod statement_size;
+mod suggest;
 mod tables;
 pub mod views;
 

@@ -529,16 +529,20 @@ async fn plan(
     sql: &str,
 ) -> Result<datafusion::dataframe::DataFrame> {
     crate::statement_size::check_statement_size(sql)?;
-    if !read_only {
-        return Ok(ctx.sql(sql).await?);
-    }
-    let functions: Vec<String> = ctx.state().table_functions().keys().cloned().collect();
-    crate::read_only::check_read_only(sql, &functions)?;
-    let options = datafusion::execution::context::SQLOptions::new()
-        .with_allow_ddl(false)
-        .with_allow_dml(false)
-        .with_allow_statements(false);
-    Ok(ctx.sql_with_options(sql, options).await?)
+    let planned = if read_only {
+        let functions: Vec<String> = ctx.state().table_functions().keys().cloned().collect();
+        crate::read_only::check_read_only(sql, &functions)?;
+        let options = datafusion::execution::context::SQLOptions::new()
+            .with_allow_ddl(false)
+            .with_allow_dml(false)
+            .with_allow_statements(false);
+        ctx.sql_with_options(sql, options).await
+    } else {
+        ctx.sql(sql).await
+    };
+    // A mistyped table or view name gets the nearest names, as a mistyped
+    // column does.
+    Ok(planned.map_err(|e| crate::suggest::with_table_suggestion(ctx, e))?)
 }
 
 /// `frame` with `values` for its placeholders `$1`, `$2`, …, each cast to
